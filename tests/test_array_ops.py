@@ -342,6 +342,16 @@ def test_fill_zeros_ones():
     assert tf.zeros([2], tf.bool).dtype == tf.bool
 
 
+def test_int64_dims_and_numpy_scalars_keep_their_dtype():
+    n = tf.constant(3, tf.int64)
+    filled = tf.fill([n, 2], n)
+    assert filled.op.inputs[0].dtype == tf.int64 and filled.dtype == tf.int64
+    assert run(filled).tolist() == [[3, 3]] * 3
+    assert tf.constant(np.int64(3)).dtype == tf.int64
+    assert tf.Variable(np.float64(1.0)).dtype.base_dtype == tf.float64
+    assert tf.constant(3).dtype == tf.int32 and tf.constant(1.0).dtype == tf.float32
+
+
 def test_one_hot():
     idx = np.array([0, 2, -1, 1], np.int32)
     out = check_op(lambda i: tf.one_hot(i, 3), [idx], lambda i: np.eye(3)[i] * (i >= 0)[:, None],

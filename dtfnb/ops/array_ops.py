@@ -102,7 +102,8 @@ def normalize_axis(op, axis, rank):
 
 
 def _int_tensor(value, name=None, dtype=dtypes.int32):
-    if isinstance(value, Tensor) or hasattr(value, "_variable"):
+    """An index tensor: int32 unless `value` holds tensors, whose dtype (int64 too) it keeps."""
+    if _contains_tensor(value):
         return convert_to_tensor(value)
     return convert_to_tensor(value, dtype=dtype, name=name)
 

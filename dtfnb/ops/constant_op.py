@@ -15,8 +15,9 @@ NotDifferentiable("Const")
 
 
 def _infer_dtype(value):
-    """TensorFlow's inference: Python floats are float32, ints int32 (int64 if too big)."""
-    if isinstance(value, np.ndarray):
+    """TensorFlow's inference: Python floats are float32, ints int32 (int64 if too big);
+    numpy arrays and scalars keep their dtype."""
+    if isinstance(value, (np.ndarray, np.generic)):
         return dtypes.as_dtype(value.dtype)
     array = np.asarray(value) if not isinstance(value, (str, bytes)) else None
     if array is None or array.dtype.kind in "SUO":
