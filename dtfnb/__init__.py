@@ -49,10 +49,12 @@ from dtfnb.ops.slicing_ops import (
 from dtfnb.ops.math_ops import (
     abs, add, add_n, argmax, argmin, cast, ceil, cos, div, divide, equal, exp, floor,
     floordiv, floormod, greater, greater_equal, less, less_equal, log, log1p, logical_and,
-    logical_not, logical_or, logical_xor, matmul, maximum, minimum, mod, multiply, negative,
+    logical_not, logical_or, logical_xor, maximum, minimum, mod, multiply, negative,
     not_equal, pow, range, realdiv, reciprocal, reduce_all, reduce_any, reduce_max,
     reduce_mean, reduce_min, reduce_prod, reduce_sum, round, rsqrt, sign, sin, sqrt, square,
     squared_difference, subtract, to_double, to_float, to_int32, to_int64, truediv)
+from dtfnb.ops.linalg_ops import matmul
+from dtfnb.ops import tensor_operators as _tensor_operators  # noqa: F401 - Tensor's +, -, @ ...
 from dtfnb.ops.clip_ops import (
     clip_by_global_norm, clip_by_norm, clip_by_value, global_norm)
 

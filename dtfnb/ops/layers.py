@@ -9,7 +9,7 @@ from dtfnb.base import dtypes
 from dtfnb.base.shapes import TensorShape
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.graph_keys import GraphKeys
-from dtfnb.ops import array_ops, init_ops, math_ops, nn_ops
+from dtfnb.ops import array_ops, init_ops, linalg_ops, math_ops, nn_ops
 from dtfnb.ops.variable_scope import get_variable, variable_scope
 
 
@@ -58,11 +58,11 @@ def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None
                                 regularizer=bias_regularizer, trainable=trainable,
                                 constraint=bias_constraint)
         if shape.ndims == 2:
-            outputs = math_ops.matmul(inputs, kernel)
+            outputs = linalg_ops.matmul(inputs, kernel)
         else:
             # Rank > 2: multiply along the last axis, keeping the leading dimensions.
             flat = array_ops.reshape(inputs, [-1, in_dim])
-            outputs = math_ops.matmul(flat, kernel)
+            outputs = linalg_ops.matmul(flat, kernel)
             lead = array_ops.shape(inputs)[:-1]
             outputs = array_ops.reshape(outputs, array_ops.concat([lead, [units]], 0))
             outputs.set_shape(TensorShape(shape.as_list()[:-1] + [units]))

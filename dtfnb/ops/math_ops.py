@@ -1,4 +1,4 @@
-"""Elementwise arithmetic and comparisons with broadcasting, matmul, reductions, casts.
+"""Elementwise arithmetic and comparisons with broadcasting, reductions, casts, add_n, range.
 
 Each op's definition, builder and gradient sit together. Gradients of broadcasting
 ops sum back to each input's shape (`reduce_to_shape`): statically when both shapes
@@ -427,76 +427,6 @@ def logical_xor(x, y, name="LogicalXor"):
     return logical_and(logical_or(x, y), logical_not(logical_and(x, y)), name=name)
 
 
-# -- matmul ---------------------------------------------------------------------------
-
-def _matmul_shape(op):
-    a, b = op.inputs[0].shape, op.inputs[1].shape
-    batch = op.type == "BatchMatMul"
-    ta = op.get_attr("adj_x" if batch else "transpose_a")
-    tb = op.get_attr("adj_y" if batch else "transpose_b")
-    if a.ndims is None or b.ndims is None:
-        return [unknown_shape(2 if not batch else None)]
-    if not batch and (a.ndims != 2 or b.ndims != 2):
-        bad = a if a.ndims != 2 else b
-        raise shape_error(op, f"Shape must be rank 2 but is rank {bad.ndims}")
-    if batch and (a.ndims < 2 or a.ndims != b.ndims):
-        raise shape_error(op, f"Shape must be rank {a.ndims} but is rank {b.ndims}"
-                          if a.ndims >= 2 else f"Shape must be rank >= 2 but is rank {a.ndims}")
-    da, db = a.as_list(), b.as_list()
-    m, ka = (da[-1], da[-2]) if ta else (da[-2], da[-1])
-    kb, n = (db[-1], db[-2]) if tb else (db[-2], db[-1])
-    if ka is not None and kb is not None and ka != kb:
-        raise shape_error(op, f"Dimensions must be equal, but are {ka} and {kb}")
-    batch_dims = []
-    for x, y in zip(da[:-2], db[:-2]):
-        if x is not None and y is not None and x != y:
-            raise shape_error(op, f"Dimensions must be equal, but are {x} and {y}")
-        batch_dims.append(x if x is not None else y)
-    return [TensorShape(batch_dims + [m, n])]
-
-
-define_op("MatMul", _matmul_shape)
-define_op("BatchMatMul", _matmul_shape)
-
-
-def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
-           a_is_sparse=False, b_is_sparse=False, name=None):
-    """Matrix product of the two innermost dimensions; BatchMatMul when rank > 2."""
-    a, b = binary_inputs(a, b)
-    ta, tb = bool(transpose_a or adjoint_a), bool(transpose_b or adjoint_b)
-    if (a.shape.ndims or 2) > 2 or (b.shape.ndims or 2) > 2:
-        return make_tensor("BatchMatMul", [a, b], a.dtype.base_dtype, name=name or "MatMul",
-                           attrs={"T": a.dtype.base_dtype, "adj_x": ta, "adj_y": tb})
-    return make_tensor("MatMul", [a, b], a.dtype.base_dtype, name=name or "MatMul",
-                       attrs={"T": a.dtype.base_dtype, "transpose_a": ta, "transpose_b": tb})
-
-
-def _matmul_grads(a, b, grad, ta, tb, mm):
-    if not ta and not tb:
-        return mm(grad, b, False, True), mm(a, grad, True, False)
-    if not ta and tb:
-        return mm(grad, b, False, False), mm(grad, a, True, False)
-    if ta and not tb:
-        return mm(b, grad, False, True), mm(a, grad, False, False)
-    return mm(b, grad, True, True), mm(grad, a, True, True)
-
-
-@RegisterGradient("MatMul")
-def _matmul_grad(op, grad):
-    a, b = op.inputs
-    return _matmul_grads(a, b, grad, op.get_attr("transpose_a"), op.get_attr("transpose_b"),
-                         lambda x, y, t1, t2: matmul(x, y, transpose_a=t1, transpose_b=t2))
-
-
-@RegisterGradient("BatchMatMul")
-def _batch_matmul_grad(op, grad):
-    a, b = op.inputs
-    return _matmul_grads(a, b, grad, op.get_attr("adj_x"), op.get_attr("adj_y"),
-                         lambda x, y, t1, t2: make_tensor(
-                             "BatchMatMul", [x, y], x.dtype.base_dtype, name="MatMul",
-                             attrs={"T": x.dtype.base_dtype, "adj_x": t1, "adj_y": t2}))
-
-
 # -- reductions -----------------------------------------------------------------------
 
 def _reduced_dims(op, dims, axes, keep):
@@ -799,58 +729,3 @@ def _graph(values):
 
 
 range = _range  # noqa: A001 - TensorFlow's name; this module uses builtins.range itself
-
-
-# -- operators on Tensor ----------------------------------------------------------------
-
-def _binary_operator(fn, op_name):
-    def forward(x, y):
-        return _scoped(x, y, op_name, lambda scope: fn(x, y, name=scope))
-
-    def backward(y, x):
-        return _scoped(x, y, op_name, lambda scope: fn(x, y, name=scope))
-
-    return forward, backward
-
-
-def _scoped(x, y, op_name, build):
-    graph = x.graph if _is_tensor(x) else y.graph
-    with graph.name_scope(op_name) as scope:
-        return build(scope)
-
-
-def _truediv_named(x, y, name):
-    return truediv(x, y, name=name)
-
-
-def _floordiv_named(x, y, name):
-    return floordiv(x, y, name=name)
-
-
-def _matmul_named(x, y, name):
-    return matmul(x, y, name=name)
-
-
-for _names, _fn, _op_name in (
-        (("__add__", "__radd__"), add, "add"),
-        (("__sub__", "__rsub__"), subtract, "sub"),
-        (("__mul__", "__rmul__"), multiply, "mul"),
-        (("__truediv__", "__rtruediv__"), _truediv_named, "truediv"),
-        (("__floordiv__", "__rfloordiv__"), _floordiv_named, "floordiv"),
-        (("__mod__", "__rmod__"), floormod, "mod"),
-        (("__pow__", "__rpow__"), pow, "pow"),
-        (("__matmul__", "__rmatmul__"), _matmul_named, "MatMul"),
-        (("__and__", "__rand__"), logical_and, "LogicalAnd"),
-        (("__or__", "__ror__"), logical_or, "LogicalOr"),
-        (("__xor__", "__rxor__"), logical_xor, "LogicalXor")):
-    _forward, _backward = _binary_operator(_fn, _op_name)
-    Tensor._override_operator(_names[0], _forward)
-    Tensor._override_operator(_names[1], _backward)
-
-Tensor._override_operator("__lt__", lambda x, y: less(x, y))
-Tensor._override_operator("__le__", lambda x, y: less_equal(x, y))
-Tensor._override_operator("__gt__", lambda x, y: greater(x, y))
-Tensor._override_operator("__ge__", lambda x, y: greater_equal(x, y))
-Tensor._override_operator("__neg__", lambda x: negative(x))
-Tensor._override_operator("__abs__", lambda x: abs(x))
-Tensor._override_operator("__invert__", lambda x: logical_not(x))
