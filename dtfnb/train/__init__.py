@@ -4,6 +4,15 @@ from dtfnb.distributed.cluster import ClusterSpec
 from dtfnb.distributed.server import Server
 from dtfnb.train.adagrad import AdagradOptimizer
 from dtfnb.train.adam import AdamOptimizer
+from dtfnb.train.checkpoint_management import (
+    CheckpointState,
+    checkpoint_exists,
+    get_checkpoint_mtimes,
+    get_checkpoint_state,
+    latest_checkpoint,
+    remove_checkpoint,
+    update_checkpoint_state,
+)
 from dtfnb.train.coordinator import Coordinator
 from dtfnb.train.device_setter import (
     GreedyLoadBalancingStrategy,
@@ -26,6 +35,7 @@ from dtfnb.train.momentum import MomentumOptimizer
 from dtfnb.train.optimizer import Optimizer
 from dtfnb.train.queue_runner import QueueRunner, add_queue_runner, start_queue_runners
 from dtfnb.train.rmsprop import RMSPropOptimizer
+from dtfnb.train.saver import Saver, export_meta_graph, import_meta_graph
 from dtfnb.train.training_util import (
     assert_global_step,
     create_global_step,
