@@ -181,6 +181,14 @@ def test_operators_build_tensorflow_named_ops():
         np.testing.assert_allclose(values[name], expected[name])
 
 
+def test_converted_operands_are_named_inside_the_op_scope():
+    x = tf.constant(1.0, name="x")
+    named, default = tf.multiply(x, 3.0, name="y"), tf.multiply(x, 3.0)
+    assert (named.op.name, named.op.inputs[1].op.name) == ("y", "y/y")
+    assert (default.op.name, default.op.inputs[1].op.name) == ("Mul", "Mul/y")
+    assert (x + 2).op.inputs[1].op.name == "add/y"
+
+
 def test_reflected_operators_and_numpy_left_operand():
     a = tf.constant([1.0, 2.0])
     with tf.Session() as sess:

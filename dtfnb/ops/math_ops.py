@@ -16,7 +16,7 @@ from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import array_ops, constant_op
 from dtfnb.ops.array_ops import constant_value, format_shape, shape_error
-from dtfnb.ops.building import make_tensor
+from dtfnb.ops.building import graph_of, make_tensor
 
 
 def broadcast_shape(a, b):
@@ -79,10 +79,13 @@ def _convert_like(value, dtype, arg):
 
 
 def binary_op(op_type, x, y, name, out_dtype=None):
-    x, y = binary_inputs(x, y)
-    dtype = out_dtype or x.dtype.base_dtype
-    return make_tensor(op_type, [x, y], dtype, name=name or op_type,
-                       attrs={"T": x.dtype.base_dtype})
+    # As TensorFlow's op helper: the op's name is a scope, so a converted operand
+    # is named like "Mul/y".
+    with graph_of(x, y).name_scope(name or op_type) as scope:
+        x, y = binary_inputs(x, y)
+        dtype = out_dtype or x.dtype.base_dtype
+        return make_tensor(op_type, [x, y], dtype, name=scope,
+                           attrs={"T": x.dtype.base_dtype})
 
 
 def _binary(op_type, py_name):
