@@ -1,18 +1,16 @@
 """Worker: a task's devices; registers graph partitions and runs them per step."""
 
 import functools
-import itertools
+import secrets
 import threading
 
 import threadpoolctl
 
 from dtfnb.base import dtypes
-from dtfnb.base.errors import NotFoundError
+from dtfnb.base.errors import AbortedError
 from dtfnb.runtime.executor import Executor, SessionState
 from dtfnb.runtime.functions import FunctionLibrary
 from dtfnb.runtime.rendezvous import RendezvousTable
-
-_handles = itertools.count(1)
 
 
 class TransferOptions:
@@ -65,7 +63,8 @@ class Worker:
         outbound = None
         if self._peers is not None:
             outbound = functools.partial(self._send, TransferOptions(config))
-        handle = f"graph-{next(_handles)}"
+        # Random, so that a handle from before a restart of this task is never valid again.
+        handle = f"graph-{secrets.token_hex(8)}"
         with self._lock:
             self._graphs[handle] = (session_handle, executors, outbound)
         return handle
@@ -75,8 +74,9 @@ class Worker:
         try:
             _, executors, outbound = self._graphs[graph_handle]
         except KeyError:
-            raise NotFoundError(None, None, f"Graph handle {graph_handle} is not found.") \
-                from None
+            # TensorFlow's answer: AbortedError makes a MonitoredSession recreate its session.
+            raise AbortedError(None, None, f"Graph handle is not found: {graph_handle}. "
+                               "Possibly, this worker just restarted.") from None
         if self._rendezvous is None:
             _run_executors(executors, step)
             return
