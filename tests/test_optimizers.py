@@ -192,9 +192,12 @@ def test_minimize_increments_the_global_step_colocated_with_it():
     train = tf.train.GradientDescentOptimizer(0.1).minimize(tf.square(w), global_step=step)
     assert train.type == "AssignAdd" and train.name == "GradientDescent"
     assert train.get_attr("_class") == ["loc:@global_step"]
-    # the increment runs after the updates (through its constant, by TensorFlow's rule)
+    # the increment runs after the updates (through its constant, by TensorFlow's rule),
+    # and after dtfnb's staleness record, which waits on the updates themselves
     deps = train.control_inputs + [c for t in train.inputs for c in t.op.control_inputs]
-    assert [op.name for op in deps] == ["GradientDescent/update"]
+    assert [op.name for op in deps] == ["GradientDescent/record_staleness"]
+    assert [op.name for op in deps[0].control_inputs] == [
+        "GradientDescent/update_w/ApplyGradientDescent"]
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         for _ in range(3):

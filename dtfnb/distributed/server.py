@@ -12,6 +12,7 @@ from anywhere.
 import os
 import sys
 import threading
+import time
 
 from dtfnb.base.device_spec import DeviceSpec
 from dtfnb.distributed.cluster import ClusterSpec
@@ -67,6 +68,7 @@ class Server:
         self._monitor = monitor.MonitorServicer(self.events)
         self._grpc = None
         self._health = None
+        self._last_health = (time.monotonic(), None, None)  # (when, graphs_run, bytes_sent)
         self._stopping = threading.Event()
         self.stopped = threading.Event()  # set once stop() has finished
         if start:
@@ -107,11 +109,22 @@ class Server:
 
     def _health_event(self, state):
         event = monitor_pb2.Event()
-        event.health.task = self.events.task
-        event.health.state = state
-        event.health.active_steps = self.master.active_steps()
-        event.health.steps_run = self.master.steps_run
-        event.health.resident_bytes = _resident_bytes()
+        health = event.health
+        health.task = self.events.task
+        health.state = state
+        health.active_steps = self.master.active_steps()
+        health.steps_run = self.master.steps_run
+        health.resident_bytes = _resident_bytes()
+        health.graphs_run = self._worker.graphs_run
+        health.bytes_sent = self._worker.bytes_sent
+        now = time.monotonic()
+        since, graphs, sent = self._last_health
+        self._last_health = now, health.graphs_run, health.bytes_sent
+        if graphs is not None and now > since:
+            health.steps_per_second = (health.graphs_run - graphs) / (now - since)
+            if health.graphs_run > graphs:
+                health.bytes_sent_per_step = (health.bytes_sent - sent) / (health.graphs_run
+                                                                           - graphs)
         return event
 
     def join(self):

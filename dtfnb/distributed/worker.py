@@ -4,6 +4,7 @@ import functools
 import secrets
 import threading
 
+import numpy as np
 import threadpoolctl
 
 from dtfnb.base import dtypes
@@ -11,6 +12,8 @@ from dtfnb.base.errors import AbortedError
 from dtfnb.runtime.executor import Executor, SessionState
 from dtfnb.runtime.functions import FunctionLibrary
 from dtfnb.runtime.rendezvous import RendezvousTable
+
+_FLOAT32 = np.dtype(np.float32)
 
 
 class TransferOptions:
@@ -42,6 +45,9 @@ class Worker:
         self._rendezvous = RendezvousTable() if peers is not None else None
         self._running = {}
         self._lock = threading.Lock()
+        self.graphs_run = 0    # steps run here (HealthEvent)
+        self.bytes_sent = 0    # tensor bytes pushed to other tasks, as on the wire
+        self._sent_lock = threading.Lock()
         # Intra-op parallelism is BLAS's: its threads are set per task (process-wide), so
         # that several tasks on one host do not fight for the same cores.
         threadpoolctl.threadpool_limits(blas_threads, user_api="blas")
@@ -83,6 +89,7 @@ class Worker:
         step.outbound = outbound
         with self._lock:
             self._running[step.id] = step  # from here on, a cleanup aborts it
+            self.graphs_run += 1
         try:
             step.rendezvous = self._rendezvous.start(step.id)
             _run_executors(executors, step)
@@ -97,6 +104,9 @@ class Worker:
             step.rendezvous.send(key, value)
         else:
             self._peers.push(device, step.id, key, value, options)
+            nbytes = _wire_bytes(value, options.float_type)
+            with self._sent_lock:
+                self.bytes_sent += nbytes
 
     def deliver(self, step_id, key, value):
         """A tensor another task sent to one of this task's devices."""
@@ -127,6 +137,13 @@ class Worker:
             self._sessions.clear()
         for device in self.devices.values():
             device.close()
+
+
+def _wire_bytes(value, float_type):
+    nbytes = getattr(value, "nbytes", 0)  # None for a control edge
+    if float_type is not None and getattr(value, "dtype", None) == _FLOAT32:
+        return nbytes // 4 * float_type.size
+    return nbytes
 
 
 def _run_executors(executors, step):

@@ -5,8 +5,11 @@ arrays in them; the arrays a step read before stay as they were. Every ref is
 updated under its own lock, slots first, then the variable.
 """
 
+import numpy as np
+
 from dtfnb.base.errors import InvalidArgumentError
 from dtfnb.kernels.registry import register_kernel
+from dtfnb.protos import monitor_pb2
 from dtfnb.resources.variable import value_of
 
 
@@ -114,3 +117,43 @@ def _apply_adagrad(ctx, step, var, accum, lr, grad):
         a = accum.read()
     var.update(lambda w: w - lr * grad / ctx.xp.sqrt(a))
     return var
+
+
+# -- staleness: the global step a gradient was computed at and the one it is applied at ----
+
+def _publish_updates(ctx, computed_at, applied_at, dropped):
+    events = ctx.device.events
+    if events is None or not events.watching:
+        return
+    attrs = ctx.attrs
+    worker = attrs["worker"] or events.task  # unplaced: computed where it is applied
+    for variable, device in zip(attrs["variables"], attrs["devices"]):
+        events.publish(monitor_pb2.Event(variable_update=monitor_pb2.VariableUpdateEvent(
+            variable=variable, device=device or ctx.device.name, computed_at_step=computed_at,
+            applied_at_step=applied_at, worker=worker, dropped=dropped)))
+
+
+@register_kernel("RecordGradientStaleness", device="CPU")
+def _record_gradient_staleness(ctx, step, computed_at, global_step):
+    events = ctx.device.events
+    if events is not None and events.watching:  # nobody watches: nothing to read
+        _publish_updates(ctx, int(computed_at), int(value_of(global_step)), False)
+
+
+@register_kernel("GradientStalenessGate", device="CPU")
+def _gradient_staleness_gate(ctx, step, computed_at, global_step):
+    attrs = ctx.attrs
+    computed_at, applied_at = int(computed_at), int(value_of(global_step))
+    staleness = applied_at - computed_at
+    too_stale = 0 <= attrs["max_staleness"] < staleness
+    warming_up = applied_at < attrs["warmup_steps"] and attrs["replica_id"] != 0
+    dropped = too_stale or warming_up
+    _publish_updates(ctx, computed_at, applied_at, dropped)
+    if dropped:
+        scale = 0.0
+    elif attrs["scale_learning_rate"]:
+        scale = 1.0 / max(1, staleness)
+    else:
+        scale = 1.0
+    increment = np.asarray(0 if dropped else 1, ctx.output_types[1].as_numpy_dtype)
+    return np.asarray(scale, np.float32), increment

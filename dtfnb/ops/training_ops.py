@@ -4,8 +4,10 @@ Each takes the variable and its slots as refs, so Graph.create_op colocates it
 with the variable; its output is the updated variable's ref.
 """
 
+from dtfnb.base import dtypes
+from dtfnb.base.shapes import scalar
 from dtfnb.framework.registry import NotDifferentiable, define_op
-from dtfnb.ops.building import make_tensor
+from dtfnb.ops.building import make_op, make_tensor
 
 # (op type, inputs after the refs, number of ref inputs)
 _OPS = {
@@ -83,3 +85,45 @@ def apply_centered_rms_prop(var, mg, ms, mom, lr, rho, momentum, epsilon, grad,
 def apply_adagrad(var, accum, lr, grad, use_locking=False, update_slots=True, name=None):
     return apply_op("ApplyAdagrad", [var, accum], [lr, grad], use_locking, name,
                     update_slots=bool(update_slots))
+
+
+# -- staleness (dtfnb extensions, no TensorFlow twin; see dtfnb/train/staleness.py) -------
+#
+# Both take the global step's snapshot read at the start of the step (`computed_at`) and
+# its ref, read when the op runs (the step the gradients are applied at), and report
+# each variable's update on the task's event stream when someone watches.
+
+define_op("RecordGradientStaleness", lambda op: [], stateful=True)
+define_op("GradientStalenessGate", lambda op: [scalar(), scalar()], stateful=True)
+NotDifferentiable("RecordGradientStaleness")
+NotDifferentiable("GradientStalenessGate")
+
+
+def _staleness_attrs(variables, worker):
+    return {"variables": [v.op.name for v in variables],
+            "devices": [v.device for v in variables], "worker": worker}
+
+
+def record_gradient_staleness(computed_at, global_step, variables, worker="", name=None):
+    """An op reporting, for each of `variables`, the step its gradient was computed at and
+    the step it is applied at (when the task's event stream is watched)."""
+    return make_op("RecordGradientStaleness", [computed_at, _ref(global_step)], [],
+                   name=name or "RecordGradientStaleness",
+                   attrs=_staleness_attrs(variables, worker))
+
+
+def gradient_staleness_gate(computed_at, global_step, variables, worker="", max_staleness=-1,
+                            warmup_steps=0, replica_id=0, scale_learning_rate=False,
+                            name=None):
+    """Decides whether gradients computed at `computed_at` are applied now; reports them as
+    `record_gradient_staleness` does. Returns (scale, increment): the float32 factor for
+    the gradients (0 when dropped, 1/staleness when `scale_learning_rate`) and what to add
+    to the global step (0 when dropped, else 1)."""
+    op = make_op("GradientStalenessGate", [computed_at, _ref(global_step)],
+                 [dtypes.float32, global_step.dtype.base_dtype],
+                 name=name or "GradientStalenessGate",
+                 attrs={**_staleness_attrs(variables, worker),
+                        "max_staleness": int(max_staleness), "warmup_steps": int(warmup_steps),
+                        "replica_id": int(replica_id),
+                        "scale_learning_rate": bool(scale_learning_rate)})
+    return op.outputs[0], op.outputs[1]

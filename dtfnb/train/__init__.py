@@ -36,6 +36,7 @@ from dtfnb.train.optimizer import Optimizer
 from dtfnb.train.queue_runner import QueueRunner, add_queue_runner, start_queue_runners
 from dtfnb.train.rmsprop import RMSPropOptimizer
 from dtfnb.train.saver import Saver, export_meta_graph, import_meta_graph
+from dtfnb.train.staleness import StalenessAwareOptimizer
 from dtfnb.train.training_util import (
     assert_global_step,
     create_global_step,

@@ -7,11 +7,12 @@ slots), colocated with their variable, as TensorFlow lays them out.
 """
 
 from dtfnb.base import dtypes
+from dtfnb.base.device_spec import DeviceSpec
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.gradients import gradients
 from dtfnb.framework.graph_keys import GraphKeys
 from dtfnb.framework.tensor import Tensor
-from dtfnb.ops import control_flow_ops, init_ops, math_ops, state_ops
+from dtfnb.ops import control_flow_ops, init_ops, math_ops, state_ops, training_ops
 from dtfnb.ops.variable_scope import get_variable, variable_scope
 from dtfnb.ops.variables import Variable
 
@@ -27,6 +28,34 @@ def cast_to(value, dtype):
     if value.dtype.base_dtype == dtype:
         return value
     return math_ops.cast(value, dtype)
+
+
+def computing_task(grads_and_vars):
+    """The task that computes the gradients ("/job:worker/replica:0/task:1"), or "" when
+    they are not placed on one."""
+    for grad, _ in grads_and_vars:
+        if grad is not None and grad.device:
+            spec = DeviceSpec.from_string(grad.device)
+            if spec.job is not None:
+                return f"/job:{spec.job}/replica:{spec.replica or 0}/task:{spec.task or 0}"
+    return ""
+
+
+def updates_of(finish):
+    """What the global step's increment waits for: the ops a NoOp group (`_finish`) waits
+    for, rather than the group. Under replica_device_setter the group sits on the worker,
+    and a control edge through it would cost each step a round trip to the ps and back."""
+    if finish.type == "NoOp" and finish.control_inputs:
+        return list(finish.control_inputs)
+    return [finish]
+
+
+def record_staleness(global_step, grads_and_vars):
+    """The op reporting the global step each gradient was computed at (read when the step
+    starts) and the one it is applied at, on the event stream of global_step's task."""
+    return training_ops.record_gradient_staleness(
+        global_step.value(), global_step, [v for g, v in grads_and_vars if g is not None],
+        computing_task(grads_and_vars), name="record_staleness")
 
 
 def _create_slot(primary, initializer, shape, dtype, op_name):
@@ -152,7 +181,10 @@ class Optimizer:
                 if global_step is None:
                     apply_updates = self._finish(update_ops, scope)
                 else:
-                    with graph.control_dependencies([self._finish(update_ops, "update")]), \
+                    finished = updates_of(self._finish(update_ops, "update"))
+                    with graph.control_dependencies(finished):
+                        recorded = record_staleness(global_step, converted)
+                    with graph.control_dependencies([recorded]), \
                             graph.colocate_with(global_step.op):
                         apply_updates = state_ops.assign_add(global_step, 1, name=scope)
             if isinstance(apply_updates, Tensor):
