@@ -1,17 +1,26 @@
-# Two commands do all set-up on a fresh machine: `make demo` (the main job) and
-# `make test` (the whole suite, what CI runs). Both create .venv on first use.
+# Two commands do all set-up on a fresh machine: `make lab` (the main job: JupyterLab
+# on the tutorials, with the dtfnb panel) and `make test` (the whole suite, what CI
+# runs). Both create .venv on first use. `make demo` is the terminal tour.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup demo test lint protos
+.PHONY: setup lab demo test lint protos
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+# Installing also builds the JupyterLab panel (extension/, needs node) and copies it
+# into the venv, so a change to its sources reinstalls.
+$(VENV)/.installed: pyproject.toml extension/package.json extension/yarn.lock \
+		$(wildcard extension/src/*.ts extension/style/*)
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@
+
+# LAB_ARGS passes options through, e.g. LAB_ARGS="--no-browser --port=9999".
+lab: setup
+	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks \
+		$(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 demo: setup
 	$(PY) -m dtfnb.tour
@@ -19,8 +28,12 @@ demo: setup
 lint: setup
 	$(VENV)/bin/ruff check dtfnb tests benchmarks
 
+# Then the tutorials: nbval runs every cell of notebooks/ and compares the outputs of
+# cells marked NBVAL_CHECK_OUTPUT; they were saved without CUDA, so CUDA is hidden.
 test: lint
 	$(PY) -m pytest -q
+	CUDA_VISIBLE_DEVICES= $(PY) -m pytest -q --nbval-lax --nbval-current-env \
+		--nbval-sanitize-with notebooks/sanitize.cfg notebooks/
 
 # Regenerates dtfnb/protos/*_pb2.py; tests/test_protos.py fails when they are stale.
 protos: setup

@@ -87,3 +87,16 @@ from dtfnb.ops.data_flow_ops import (
 # readers
 from dtfnb.ops.io_ops import (
     FixedLengthRecordReader, ReaderBase, TextLineReader, TFRecordReader, WholeFileReader)
+
+
+# Jupyter: `%load_ext dtfnb` (imports IPython only then)
+def load_ipython_extension(ipython):
+    from dtfnb.notebook import load_ipython_extension
+
+    load_ipython_extension(ipython)
+
+
+def unload_ipython_extension(ipython):
+    from dtfnb.notebook import unload_ipython_extension
+
+    unload_ipython_extension(ipython)

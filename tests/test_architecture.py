@@ -2,6 +2,8 @@
 
 import ast
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -58,3 +60,30 @@ def test_nothing_unpickles():
         for module in _imports(path):
             assert module.split(".")[0] not in ("pickle", "cloudpickle", "dill"), \
                 f"{path} imports {module}"
+
+
+_JUPYTER = ("IPython", "ipywidgets", "ipykernel", "matplotlib", "comm")
+
+
+def test_nothing_imports_the_notebook_layer():
+    """notebook/ is the top layer: below it nothing knows Jupyter exists. The facade's
+    `%load_ext` hooks import it only when IPython calls them."""
+    for path in _modules():
+        relative = path.relative_to(PACKAGE)
+        if relative.parts[0] == "notebook":
+            continue
+        tree = ast.parse(path.read_text())
+        nodes = tree.body if relative == pathlib.Path("__init__.py") else list(ast.walk(tree))
+        modules = [a.name for n in nodes if isinstance(n, ast.Import) for a in n.names] + \
+            [n.module for n in nodes if isinstance(n, ast.ImportFrom) and n.module]
+        for module in modules:
+            assert not module.startswith("dtfnb.notebook"), f"{relative} imports {module}"
+            assert module.split(".")[0] not in _JUPYTER, f"{relative} imports {module}"
+
+
+def test_import_dtfnb_loads_nothing_of_jupyter():
+    code = ("import sys, dtfnb; print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            f"{_JUPYTER!r} or m.startswith('dtfnb.notebook')))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True, cwd=PACKAGE.parent)
+    assert result.stdout.strip() == "[]"

@@ -1,5 +1,6 @@
 """place(), prune(), partition() and Step as pure code: no session, no sockets."""
 
+import os
 import threading
 
 import pytest
@@ -132,3 +133,16 @@ def test_step_deadline_and_abort_wake_a_blocked_receive():
     step.abort(InvalidArgumentError(None, None, "boom"))
     waiter.join(5)
     assert len(errors) == 1
+
+
+def test_a_forked_process_draws_its_own_step_ids():
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report its next step id and leave at once
+        os.write(write, str(Step().id).encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    with os.fdopen(read) as child:
+        child_id = int(child.read())
+    assert abs(child_id - Step().id) > 1000

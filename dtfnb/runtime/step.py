@@ -1,6 +1,7 @@
 """A running step: deadline, cancellation, the first error, and its rendezvous."""
 
 import itertools
+import os
 import random
 import threading
 import time
@@ -8,9 +9,17 @@ import time
 from dtfnb.base.errors import CancelledError, DeadlineExceededError
 from dtfnb.runtime.rendezvous import Rendezvous
 
+
 # Step ids name a step on every task it touches, so masters in different processes
-# must not collide: each starts counting at a random point of a 62-bit space.
-_step_ids = itertools.count(random.getrandbits(62))
+# must not collide: each starts counting at a random point of a 62-bit space, drawn
+# anew in a forked child (task processes may be forked from one that imported this).
+def _draw_step_ids():
+    global _step_ids
+    _step_ids = itertools.count(random.getrandbits(62))
+
+
+_draw_step_ids()
+os.register_at_fork(after_in_child=_draw_step_ids)
 
 TIMEOUT_MESSAGE = "Timed out waiting for notification"
 

@@ -1,0 +1,31 @@
+"""dtfnb in Jupyter: `%load_ext dtfnb` gives the %%cluster magic (a LocalCluster of task
+processes), widgets fed by the monitor stream, rich displays and the JupyterLab panel's
+comm. Imported in a kernel, this package loads the extension itself.
+
+Nothing in dtfnb imports this package: `import dtfnb` stays free of IPython.
+"""
+
+from dtfnb.notebook.launcher import LocalCluster
+from dtfnb.notebook.progress import in_notebook, progress
+from dtfnb.notebook.widgets import ClusterView, PlacementView, QueueMonitor, StalenessPlot
+
+__all__ = ["ClusterView", "LocalCluster", "PlacementView", "QueueMonitor", "StalenessPlot",
+           "load_ipython_extension", "progress", "unload_ipython_extension"]
+
+
+def load_ipython_extension(shell):
+    from dtfnb.notebook import magics
+
+    magics.load(shell)
+
+
+def unload_ipython_extension(shell):
+    from dtfnb.notebook import magics
+
+    magics.unload(shell)
+
+
+if in_notebook():   # the panel protocol: importing dtfnb.notebook in a kernel loads it
+    import IPython
+
+    IPython.get_ipython().extension_manager.load_extension("dtfnb")

@@ -1,0 +1,188 @@
+"""`%load_ext dtfnb`: the %%cluster and %cluster magics, rich displays, the panel's comm.
+
+```
+%%cluster --name cluster --gpus 1
+ps: 2
+worker: 3
+```
+
+starts a LocalCluster of task processes and binds it to `cluster` in the notebook.
+The body may also be the chapter's ClusterSpec dict, `{"ps": ["127.0.0.1:2221"], ...}`
+(read with ast.literal_eval: it is data, never run). `%cluster list`, `%cluster status`,
+`%cluster stop [NAME] [--all]` and `%cluster logs JOB TASK` manage what is running.
+"""
+
+import ast
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic_arguments import MagicArgumentParser
+from IPython.display import display
+
+from dtfnb.notebook import reprs
+from dtfnb.notebook.forkserver import fork_server
+from dtfnb.notebook.launcher import LocalCluster, live_clusters
+from dtfnb.notebook.progress import in_notebook
+from dtfnb.notebook.widgets import ClusterView
+
+_panel = None
+
+
+def _cell_parser():
+    parser = MagicArgumentParser(prog="%%cluster", description="Start a LocalCluster.")
+    parser.add_argument("--name", default="cluster",
+                        help="the variable the cluster is bound to (default: cluster)")
+    parser.add_argument("--host", default="127.0.0.1", help="the address tasks bind")
+    parser.add_argument("--ports", help="one port per task, comma-separated")
+    parser.add_argument("--port-base", type=int, help="consecutive ports from this one")
+    parser.add_argument("--cpus", type=int, default=1, help="CPU devices per task")
+    parser.add_argument("--gpus", type=int, default=0, help="emulated GPUs per task")
+    parser.add_argument("--timeout", type=float, default=30.0,
+                        help="seconds that starting may take")
+    return parser
+
+
+def _line_parser():
+    parser = MagicArgumentParser(prog="%cluster",
+                                 description="list | status | stop | logs JOB TASK")
+    parser.add_argument("command", choices=("list", "status", "stop", "logs"))
+    parser.add_argument("args", nargs="*", help="stop: [NAME]; logs: JOB TASK")
+    parser.add_argument("--all", action="store_true", help="stop: every cluster")
+    parser.add_argument("--name", help="the cluster (default: the last started)")
+    return parser
+
+
+CELL_PARSER, LINE_PARSER = _cell_parser(), _line_parser()
+
+
+def parse_cluster(text):
+    """The cluster that a %%cluster body describes: the ClusterSpec dict as a Python
+    literal, or one `job: count` (or `job: host:port, host:port`) line per job."""
+    body = "\n".join(line for line in text.splitlines()
+                     if line.strip() and not line.lstrip().startswith("#"))
+    if not body:
+        raise UsageError("%%cluster needs a cluster: lines such as `ps: 2` and `worker: 3`, "
+                         "or a dict such as {'ps': ['127.0.0.1:2222']}")
+    if body.lstrip().startswith("{"):
+        try:
+            cluster = ast.literal_eval(body.strip())
+        except (ValueError, SyntaxError) as err:
+            raise UsageError(f"The %%cluster body is not a dict literal: {err}") from None
+        if not isinstance(cluster, dict):
+            raise UsageError("The %%cluster body must be one dict of job names")
+        return cluster
+    cluster = {}
+    for line in body.splitlines():
+        job, colon, tasks = (part.strip() for part in line.partition(":"))
+        if not colon or not job or not tasks:
+            raise UsageError(f"Cannot read {line.strip()!r}: write `job: count` or "
+                             "`job: host:port, host:port`")
+        if job in cluster:
+            raise UsageError(f"Job {job!r} is given twice")
+        if tasks.isdigit():
+            cluster[job] = int(tasks)
+        else:
+            cluster[job] = [address.strip() for address in tasks.split(",")]
+    return cluster
+
+
+@magics_class
+class ClusterMagics(Magics):
+    def __init__(self, shell):
+        super().__init__(shell)
+        self._views = {}   # cluster name -> its ClusterView
+
+    @line_cell_magic
+    def cluster(self, line, cell=None):
+        """%%cluster [--name NAME] [--host HOST] [--ports P,P,...|--port-base P] [--cpus N]
+        [--gpus N]: start the cluster of the cell's body, one process per task.
+        %cluster list | status [NAME] | stop [NAME] [--all] | logs JOB TASK [--name NAME]"""
+        if cell is None:
+            return self._command(LINE_PARSER.parse_argstring(line))
+        args = CELL_PARSER.parse_argstring(line)
+        if not args.name.isidentifier():
+            raise UsageError(f"--name {args.name!r} is not a Python variable name")
+        spec = parse_cluster(cell)
+        ports = None
+        if args.ports:
+            try:
+                ports = [int(port) for port in args.ports.split(",")]
+            except ValueError:
+                raise UsageError(f"--ports {args.ports!r}: give numbers, such as "
+                                 "2221,2222,2223") from None
+        for old in live_clusters():   # running the cell again replaces its cluster
+            if old.name == args.name:
+                self._stop(old)
+        try:
+            cluster = LocalCluster(spec, name=args.name, host=args.host, ports=ports,
+                                   port_base=args.port_base, cpus=args.cpus, gpus=args.gpus,
+                                   timeout=args.timeout, progress=True)
+        except (TypeError, ValueError) as err:
+            raise UsageError(str(err)) from None
+        self.shell.user_ns[args.name] = cluster
+        if in_notebook():
+            self._views[args.name] = view = ClusterView(cluster)
+            display(view)
+        else:
+            display(cluster)
+
+    def _command(self, args):
+        if args.command == "list":
+            clusters = live_clusters()
+            print("\n".join(repr(c) for c in clusters) if clusters else "No cluster is running.")
+            return
+        if args.command == "stop" and args.all:
+            for cluster in live_clusters():
+                self._stop(cluster)
+            return
+        if args.command in ("status", "stop") and args.args:
+            args.name = args.args[0]
+        cluster = self._find(args.name)
+        if args.command == "stop":
+            self._stop(cluster)
+        elif args.command == "status":
+            print(repr(cluster))
+            for task in cluster.tasks:
+                print(f"  {task.name}  {task.state:<8}  {cluster.target(task.job, task.index)}")
+        else:
+            if len(args.args) != 2 or not args.args[1].isdigit():
+                raise UsageError("Usage: %cluster logs JOB TASK [--name NAME]")
+            print(cluster.logs(args.args[0], int(args.args[1])))
+
+    def _find(self, name):
+        clusters = [c for c in live_clusters() if name is None or c.name == name]
+        if not clusters:
+            raise UsageError(f"No cluster {name!r} is running" if name else
+                             "No cluster is running: start one with %%cluster")
+        return clusters[-1]
+
+    def _stop(self, cluster):
+        cluster.stop()
+        view = self._views.pop(cluster.name, None)
+        if view is not None:
+            view.close()
+
+
+def load(shell):
+    """What `%load_ext dtfnb` does."""
+    global _panel
+    shell.register_magics(ClusterMagics)
+    reprs.register(shell)
+    fork_server()   # imports dtfnb in the background, before the first %%cluster
+    if getattr(shell, "kernel", None) is not None and _panel is None:
+        from dtfnb.notebook.panel import Panel
+
+        _panel = Panel(shell)
+        _panel.start()
+
+
+def unload(shell):
+    """What `%unload_ext dtfnb` does: the magics, displays and the panel's comm go away
+    (running clusters keep running)."""
+    global _panel
+    for kind in ("line", "cell"):
+        shell.magics_manager.magics[kind].pop("cluster", None)
+    reprs.unregister(shell)
+    if _panel is not None:
+        _panel.stop()
+        _panel = None

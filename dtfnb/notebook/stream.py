@@ -1,0 +1,130 @@
+"""Where widgets and the panel read events from, and the thread that feeds them.
+
+Everything is read from the monitor stream, as a remote observer would: a task of
+this process through its EventLog, any other task through `monitor.watch()`.
+"""
+
+import threading
+import time
+
+from dtfnb.client.session import BaseSession
+from dtfnb.distributed.server import Server, running_server
+from dtfnb.distributed.transport.monitor import watch
+from dtfnb.notebook.launcher import LocalCluster
+from dtfnb.runtime.events import EventLog
+
+_THROTTLE_SECONDS = 0.2   # at most 5 updates a second
+
+
+def event_streams(source, kinds=()):
+    """Subscriptions (iterables of Event protos with `close()`) to `source`'s events,
+    replaying what its tasks kept.
+
+    `source`: a LocalCluster (every task), a tf.train.Server or EventLog of this process,
+    a tf.Session (its master's task), a target "grpc://host:port", or a list of those.
+    """
+    if isinstance(source, (list, tuple)):
+        return [stream for one in source for stream in event_streams(one, kinds)]
+    if isinstance(source, LocalCluster):
+        return event_streams([source.target(t.job, t.index) for t in source.tasks
+                              if t.state == "serving"], kinds)
+    if isinstance(source, Server):
+        source = source.events
+    elif isinstance(source, BaseSession):
+        # A local session, or one on a server of this process, has its master here.
+        master = source._master
+        source = master.events if hasattr(master, "events") else source.sess_str
+    elif isinstance(source, str):
+        server = running_server(source)
+        if server is not None:
+            source = server.events
+        elif not source.startswith("grpc://"):
+            raise ValueError(f"Cannot watch {source!r}: give a target 'grpc://host:port'")
+    if isinstance(source, EventLog):
+        return [source.subscribe(kinds, replay=True)]
+    if isinstance(source, str):
+        return [watch(source, kinds, replay=True)]
+    raise TypeError(f"Cannot watch the events of {type(source).__name__}: give a "
+                    "LocalCluster, a tf.train.Server, a tf.Session or a 'grpc://' target")
+
+
+class Feed:
+    """Reads event streams on background threads and hands what arrived to `on_events`
+    (a list of Event protos) from one thread, at most 5 times a second, and only when
+    something arrived: an idle stream costs nothing. It ends when every stream has ended
+    (its tasks stopped) or on `close()`. Exceptions in `on_events` end the feed too
+    (they are kept in `error`): nothing is printed."""
+
+    def __init__(self, streams, on_events):
+        self._streams = streams
+        self._on_events = on_events
+        self._pending = []
+        self._arrived = threading.Condition()
+        self._closed = False
+        self._open = len(streams)   # streams that have not ended
+        self._readers = [threading.Thread(target=self._read, args=(s,), daemon=True,
+                                          name="dtfnb-feed-reader") for s in streams]
+        self._updater = threading.Thread(target=self._update, daemon=True,
+                                         name="dtfnb-feed-updater")
+        self.error = None
+
+    def drain(self, quiet=0.15, timeout=3.0):
+        """Hands over, in the caller's thread, what the streams replay: events until none
+        has come for `quiet` seconds (at most `timeout`). Called before `start()`, so that
+        what a widget first shows does not depend on thread timing."""
+        for reader in self._readers:
+            reader.start()
+        deadline = time.monotonic() + timeout
+        with self._arrived:
+            while time.monotonic() < deadline:
+                count = len(self._pending)
+                self._arrived.wait(quiet)
+                if len(self._pending) == count:
+                    break
+            events, self._pending = self._pending, []
+        if events:
+            self._on_events(events)
+
+    def start(self):
+        for reader in self._readers:
+            if reader.ident is None:   # not started by drain()
+                reader.start()
+        self._updater.start()
+
+    def _read(self, stream):
+        try:
+            for event in stream:
+                with self._arrived:
+                    self._pending.append(event)
+                    self._arrived.notify_all()
+        except Exception as err:  # the task went away: its stream ends here
+            self.error = self.error or err
+        finally:
+            with self._arrived:
+                self._open -= 1
+                self._arrived.notify_all()
+
+    def _update(self):
+        while True:
+            with self._arrived:
+                self._arrived.wait_for(lambda: self._pending or self._closed or not self._open)
+                if self._closed or not self._pending:   # closed, or every stream ended
+                    return
+                events, self._pending = self._pending, []
+            try:
+                self._on_events(events)
+            except Exception as err:
+                self.error = err
+                return
+            time.sleep(_THROTTLE_SECONDS)
+
+    def close(self):
+        """Stops reading and waits for the threads."""
+        with self._arrived:
+            self._closed = True
+            self._arrived.notify_all()
+        for stream in self._streams:
+            stream.close()
+        for thread in (*self._readers, self._updater):
+            if thread.ident is not None:
+                thread.join(5.0)

@@ -1,0 +1,8 @@
+"""Widgets that draw a cluster from its monitor stream: placement, queues, staleness, tasks."""
+
+from dtfnb.notebook.widgets.cluster import ClusterView
+from dtfnb.notebook.widgets.placement import PlacementView
+from dtfnb.notebook.widgets.queues import QueueMonitor
+from dtfnb.notebook.widgets.staleness import StalenessPlot
+
+__all__ = ["ClusterView", "PlacementView", "QueueMonitor", "StalenessPlot"]

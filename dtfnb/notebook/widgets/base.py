@@ -1,0 +1,89 @@
+"""EventWidget: a widget fed by a task's monitor stream, shown as one mimebundle."""
+
+import html
+import threading
+
+from dtfnb.notebook.stream import Feed, event_streams
+
+
+class EventWidget:
+    """Folds the events of `source` (see `event_streams`) into state on a background
+    thread and redraws its ipywidgets view in place, at most 5 times a second and only
+    when the drawing changed. Displayed, it is one mimebundle: the live widget, an HTML
+    snapshot, and a text form without addresses, ports or timings (so that saved
+    notebooks compare equal from run to run). `close()` stops watching.
+
+    Subclasses set `kinds`, build `self._view` in `_make_view()`, fold events in
+    `_apply(event)`, and draw in `_draw()` and `_text()`.
+    """
+
+    kinds = ()
+
+    def __init__(self, source):
+        self._lock = threading.Lock()
+        self._view = self._make_view()
+        self._feed = Feed(event_streams(source, self.kinds), self._on_events)
+        self._feed.drain()
+        self._redraw()
+        self._feed.start()
+
+    def _make_view(self):
+        import ipywidgets
+
+        return ipywidgets.HTML()
+
+    def _on_events(self, events):
+        with self._lock:
+            for event in events:
+                self._apply(event)
+        self._redraw()
+
+    def _redraw(self):
+        with self._lock:
+            drawing = self._draw()
+        if self._view.value != drawing:
+            self._view.value = drawing
+
+    def _html(self):
+        """The HTML snapshot of what the view shows."""
+        return self._view.value
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        data = self._view._repr_mimebundle_()
+        data["text/plain"] = repr(self)
+        data["text/html"] = self._html()
+        return data
+
+    def __repr__(self):
+        with self._lock:
+            return self._text()
+
+    def close(self):
+        """Stops watching; the view keeps showing what it showed last, redrawn once more
+        (a stopped cluster's tasks show as stopped)."""
+        self._feed.close()
+        self._redraw()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def plural(n, noun):
+    """"1 node", "3 nodes"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def escape(text):
+    return html.escape(str(text), quote=True)
+
+
+# Colours for devices, in order of their sorted names (Tableau 10).
+PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
+           "#ff9da7", "#9c755f", "#bab0ac")
+
+
+def colour(index):
+    return PALETTE[index % len(PALETTE)]

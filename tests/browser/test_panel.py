@@ -1,0 +1,256 @@
+"""The dtfnb side panel in a real JupyterLab: a notebook starts a 2 ps + 2 worker
+cluster with %%cluster, runs a replica_device_setter graph on it, and the panel shows
+the four tasks, the ops coloured by the devices they really ran on, and a queue that
+fills as the notebook enqueues."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"   # made by the page fixture
+README_IMAGE = ROOT / "docs/images/panel.png"
+
+CELLS = [
+    "%load_ext dtfnb",
+    "%%cluster\nps: 2\nworker: 2",
+    """\
+import dtfnb as tf
+from dtfnb.notebook import QueueMonitor
+
+with tf.device(tf.train.replica_device_setter(ps_tasks=2, worker_device="/job:worker/task:0")):
+    X = tf.placeholder(tf.float32, shape=(None, 3), name="X")
+    with tf.name_scope("dnn"):
+        w = tf.Variable(tf.ones([3, 1]), name="w")
+        b = tf.Variable(tf.zeros([1]), name="b")
+        y = tf.matmul(X, w) + b
+    loss = tf.reduce_mean(tf.square(y), name="loss")
+    training_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+with tf.device("/job:ps/task:1"):
+    queue = tf.FIFOQueue(10, [tf.float32], shapes=[[]], name="q", shared_name="q")
+    enqueue = queue.enqueue([1.0])
+sess = tf.Session(cluster.target("worker", 0))
+sess.run(tf.global_variables_initializer())
+QueueMonitor(cluster)""",
+    "for _ in range(3):\n    sess.run(enqueue)",
+    "sess.run([training_op, loss], feed_dict={X: [[1.0, 2.0, 3.0]]})",
+]
+ENQUEUE_CELL = 3
+
+# A second panel, on a cluster with an emulated GPU.
+GPU_CELLS = [
+    "%load_ext dtfnb",
+    "%%cluster --name gpus --gpus 1\nworker: 1",
+    """\
+import dtfnb as tf
+
+with tf.device("/job:worker/task:0/gpu:0"):
+    doubled = tf.constant([1.0, 2.0], name="x") * 2.0
+with tf.Session(gpus.target("worker", 0)) as sess:
+    print(sess.run(doubled))""",
+]
+GPU0 = "/job:worker/replica:0/task:0/device:GPU:0"
+
+PS0, PS1 = "/job:ps/replica:0/task:0/device:CPU:0", "/job:ps/replica:0/task:1/device:CPU:0"
+WORKER0 = "/job:worker/replica:0/task:0/device:CPU:0"
+
+
+def write_notebook(path, cells):
+    document = {
+        "nbformat": 4, "nbformat_minor": 5,
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                    "language": "python"}},
+        "cells": [{"cell_type": "code", "id": f"cell{i}", "metadata": {}, "source": source,
+                   "outputs": [], "execution_count": None} for i, source in enumerate(cells)],
+    }
+    path.write_text(json.dumps(document))
+
+
+def screenshot(page, name):
+    # Bytes, written here: Playwright's own file writing starts threads.
+    (ARTIFACTS / f"{name}.png").write_bytes(page.screenshot())
+
+
+def active_notebook(page):
+    return page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+
+
+def run_all(page, cells):
+    """Runs every cell in order, as Shift+Enter from the first cell does."""
+    active_notebook(page).locator(".jp-Cell").first.locator(".jp-InputPrompt").click()
+    for _ in cells:
+        page.keyboard.press("Shift+Enter")
+
+
+def run_cell(page, index):
+    """Runs one cell in place, as Ctrl+Enter on a selected cell does."""
+    active_notebook(page).locator(".jp-Cell").nth(index).locator(".jp-InputPrompt").click()
+    page.keyboard.press("Control+Enter")
+
+
+def open_notebook(lab, page, name, cells):
+    write_notebook(lab.root / name, cells)
+    page.goto(f"{lab.url}/lab/tree/{name}?token={lab.token}")
+    active_notebook(page).locator(".jp-Cell").first.wait_for()
+
+
+def show_tab(page, name):
+    page.locator("#jp-main-dock-panel .lm-TabBar-tab", has_text=name).click()
+
+
+def widen_side_panel(page, pixels):
+    """Drags the handle between the notebook and the right side panel."""
+    handle = page.locator("#jp-main-split-panel > .lm-SplitPanel-handle:visible").last
+    box = handle.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x - pixels, y, steps=5)
+    page.mouse.up()
+
+
+def queue_bar(page):
+    return page.locator('#dtfnb-panel .dtfnb-queue[data-queue="q"]')
+
+
+@pytest.fixture(scope="module")
+def panel(lab, page):
+    """The dtfnb panel, shown beside panel.ipynb whose cells have all run once."""
+    from playwright.sync_api import expect
+
+    open_notebook(lab, page, "panel.ipynb", CELLS)
+    page.locator('.jp-SideBar .lm-TabBar-tab[data-id="dtfnb-panel"]').click()
+    panel = page.locator("#dtfnb-panel")
+    expect(panel).to_be_visible()
+    # The kernel has no dtfnb yet: the panel's hello is refused.
+    expect(panel.locator(".dtfnb-body")).to_have_attribute("data-state", "absent",
+                                                           timeout=60_000)
+    run_all(page, CELLS)
+    return panel
+
+
+def test_panel_lists_the_four_tasks(panel, page):
+    from playwright.sync_api import expect
+
+    tasks = panel.locator(".dtfnb-task")
+    expect(tasks).to_have_count(4, timeout=90_000)
+    for name in ("ps:0", "ps:1", "worker:0", "worker:1"):
+        expect(panel.locator(f'.dtfnb-task[data-task="{name}"]')).to_have_attribute(
+            "data-state", "serving")
+    expect(panel.locator('.dtfnb-cluster[data-cluster="cluster"]')).to_be_visible()
+
+
+def test_ops_are_coloured_by_their_real_devices(panel, page):
+    from playwright.sync_api import expect
+
+    # The training step is the notebook's last cell: wait until its ops are placed.
+    expect(panel.locator('.dtfnb-op[data-name="GradientDescent"]')).to_be_visible(
+        timeout=90_000)
+    # The panel redraws on every snapshot: read it in one go.
+    chips, legend, crossing, lit = panel.evaluate("""panel => {
+        const colour = e => getComputedStyle(e).backgroundColor;
+        const chips = {}, legend = {};
+        for (const chip of panel.querySelectorAll('.dtfnb-op')) {
+            chips[chip.dataset.name] = [chip.dataset.device, colour(chip)];
+        }
+        for (const item of panel.querySelectorAll('.dtfnb-legend-item')) {
+            legend[item.dataset.device] = colour(item.querySelector('.dtfnb-swatch'));
+        }
+        const crossing = Number(panel.querySelector('.dtfnb-cut').dataset.edges);
+        // Hovering an op lights up its neighbours in the graph.
+        const matmul = panel.querySelector('.dtfnb-op[data-name="dnn/MatMul"]');
+        matmul.dispatchEvent(new MouseEvent('mouseover', {bubbles: true}));
+        const lit = [...panel.querySelectorAll('.dtfnb-mod-neighbour')].map(e => e.dataset.name);
+        matmul.dispatchEvent(new MouseEvent('mouseout', {bubbles: true}));
+        return [chips, legend, crossing, lit];
+    }""")
+    # replica_device_setter puts the variables round-robin on the ps tasks and the
+    # rest on the worker.
+    assert chips["dnn/w"][0] == PS0
+    assert chips["dnn/b"][0] == PS1
+    assert chips["dnn/MatMul"][0] == WORKER0
+    assert chips["loss"][0] == WORKER0
+    # Each chip wears its device's legend colour, and the devices differ in colour.
+    assert {PS0, PS1, WORKER0} <= set(legend)
+    assert len(set(legend.values())) == len(legend)
+    for name, (device, colour) in chips.items():
+        assert colour == legend[device], name
+    # w/read and b/read (on the ps tasks) feed the worker's MatMul and add, and the
+    # worker's gradients feed the updates on the ps tasks: each a Send/Recv pair.
+    assert crossing >= 4
+    assert {"X", "dnn/w/read", "dnn/add"} <= set(lit)
+    # Ops are grouped by name scope.
+    expect(panel.locator('.dtfnb-scope[data-scope="dnn"] .dtfnb-op[data-name="dnn/w"]')
+           ).to_be_visible()
+    screenshot(page, "panel-placement")
+
+
+def test_queue_bars_move_as_items_are_enqueued(panel, page):
+    from playwright.sync_api import expect
+
+    expect(queue_bar(page)).to_have_attribute("data-size", "3", timeout=90_000)
+    expect(queue_bar(page)).to_have_attribute("data-capacity", "10")
+    monitor = page.locator(".jp-OutputArea table.dtfnb-queues")
+    expect(monitor).to_contain_text("3 / 10")
+    run_cell(page, ENQUEUE_CELL)
+    expect(queue_bar(page)).to_have_attribute("data-size", "6", timeout=30_000)
+    expect(queue_bar(page).locator(".dtfnb-bar-text")).to_have_text("6 / 10")
+    expect(monitor).to_contain_text("6 / 10")
+    fill = panel.evaluate("""panel => {
+        const fill = panel.querySelector('.dtfnb-queue[data-queue="q"] .dtfnb-bar-fill');
+        return fill.getBoundingClientRect().width / fill.parentElement.clientWidth;
+    }""")
+    assert fill == pytest.approx(0.6, abs=0.02)
+    screenshot(page, "panel-queues")
+    if os.environ.get("DTFNB_README_IMAGES"):   # refreshes docs/images/panel.png
+        widen_side_panel(page, 160)
+        README_IMAGE.parent.mkdir(parents=True, exist_ok=True)
+        clip = panel.evaluate("""panel => {
+            const box = panel.getBoundingClientRect();
+            const end = panel.querySelector('.dtfnb-body > :last-child').getBoundingClientRect();
+            return {x: box.x, y: box.y, width: box.width, height: end.bottom + 12 - box.y};
+        }""")
+        README_IMAGE.write_bytes(page.screenshot(clip=clip))
+
+
+def test_panel_follows_the_active_notebook(panel, lab, page):
+    from playwright.sync_api import expect
+
+    open_notebook(lab, page, "gpus.ipynb", GPU_CELLS)
+    expect(panel.locator(".dtfnb-source")).to_have_text("gpus.ipynb")
+    expect(panel.locator(".dtfnb-body")).to_have_attribute("data-state", "absent",
+                                                              timeout=60_000)
+    run_all(page, GPU_CELLS)
+    expect(panel.locator('.dtfnb-cluster[data-cluster="gpus"] .dtfnb-task')).to_have_count(
+        1, timeout=90_000)
+    expect(panel.locator('.dtfnb-cluster[data-cluster="cluster"]')).to_have_count(0)
+    # The emulated GPU is marked in the legend and on its ops.
+    gpu = panel.locator(f'.dtfnb-legend-item[data-device="{GPU0}"]')
+    expect(gpu.locator(".dtfnb-tag")).to_have_text("emulated", timeout=30_000)
+    expect(panel.locator('.dtfnb-op[data-name="mul"]')).to_have_attribute(
+        "data-device", GPU0)
+    expect(panel.locator('.dtfnb-op[data-name="mul"]')).to_have_class(
+        "dtfnb-op dtfnb-mod-emulated")
+    screenshot(page, "panel-emulated-gpu")
+
+    show_tab(page, "panel.ipynb")
+    expect(panel.locator(".dtfnb-source")).to_have_text("panel.ipynb")
+    expect(panel.locator(".dtfnb-task")).to_have_count(4)
+
+
+def test_panel_reattaches_after_a_kernel_restart(panel, page):
+    from playwright.sync_api import expect
+
+    show_tab(page, "gpus.ipynb")
+    expect(panel.locator('.dtfnb-cluster[data-cluster="gpus"]')).to_be_visible()
+    active_notebook(page).locator('[data-jp-item-name="restart"]').click()
+    page.locator(".jp-Dialog-button.jp-mod-accept").click()
+    body = panel.locator(".dtfnb-body")
+    # The restarted kernel has no dtfnb: the panel says so, then attaches on %load_ext.
+    expect(body).to_have_attribute("data-state", "absent", timeout=60_000)
+    expect(body).to_contain_text("dtfnb is not loaded")
+    run_cell(page, 0)
+    expect(body).to_have_attribute("data-state", "attached", timeout=60_000)
+    expect(body).to_contain_text("No clusters")

@@ -1,0 +1,103 @@
+"""%%cluster and %cluster in an IPython shell of this process (the fast tests); the
+real kernel is in test_kernel.py."""
+
+import pytest
+from IPython.core.error import UsageError
+
+import dtfnb as tf
+from dtfnb.distributed.cluster import local_addresses
+from dtfnb.notebook.launcher import LocalCluster, live_clusters
+from dtfnb.notebook.magics import parse_cluster
+
+
+@pytest.mark.parametrize("body, cluster", [
+    ("ps: 2\nworker: 3\n", {"ps": 2, "worker": 3}),
+    ("# the chapter's jobs\n\n  ps : 1\nworker:2", {"ps": 1, "worker": 2}),
+    ("ps: 127.0.0.1:2221, 127.0.0.1:2222", {"ps": ["127.0.0.1:2221", "127.0.0.1:2222"]}),
+    ('{"ps": ["127.0.0.1:2221"],\n "worker": ["127.0.0.1:2223", "127.0.0.1:2224"]}',
+     {"ps": ["127.0.0.1:2221"], "worker": ["127.0.0.1:2223", "127.0.0.1:2224"]}),
+    ("{'ps': 1, 'worker': 2}", {"ps": 1, "worker": 2}),
+])
+def test_cluster_bodies(body, cluster):
+    assert parse_cluster(body) == cluster
+
+
+@pytest.mark.parametrize("body, match", [
+    ("", "needs a cluster"),
+    ("# nothing\n", "needs a cluster"),
+    ("{'ps': __import__('os').getpid()}", "not a dict literal"),
+    ("{'ps': 1} | {}", "not a dict literal"),
+    ("{'ps': [1]}, 2", "must be one dict"),
+    ("ps 2", "Cannot read 'ps 2'"),
+    ("ps: 1\nps: 2", "Job 'ps' is given twice"),
+])
+def test_bad_cluster_bodies(body, match):
+    with pytest.raises(UsageError, match=match):
+        parse_cluster(body)
+
+
+def test_cluster_magic_binds_a_cluster_and_lists_it(shell, capsys):
+    shell.run_cell_magic("cluster", "--name small --cpus 2", "worker: 2\n")
+    cluster = shell.user_ns["small"]
+    assert isinstance(cluster, LocalCluster) and cluster in live_clusters()
+    assert cluster.cpus == 2 and [t.state for t in cluster.tasks] == ["serving", "serving"]
+    x = tf.constant(2.0, name="x") * 3
+    with tf.Session(cluster.target("worker", 1)) as sess:
+        assert sess.run(x) == 6.0
+    capsys.readouterr()
+    shell.run_line_magic("cluster", "list")
+    assert "<LocalCluster 'small' (worker: 2): 2 serving>" in capsys.readouterr().out
+    shell.run_line_magic("cluster", "status small")
+    status = capsys.readouterr().out
+    assert "/job:worker/replica:0/task:1  serving" in status
+    assert cluster.target("worker", 1) in status
+    shell.run_line_magic("cluster", "logs worker 1 --name small")
+    assert "/job:worker/replica:0/task:1 serving at" in capsys.readouterr().out
+    first = cluster.pid("worker", 0)
+    shell.run_cell_magic("cluster", "--name small", "worker: 1\n")   # replaces it
+    assert cluster.state("worker", 0) == "stopped" and cluster not in live_clusters()
+    assert shell.user_ns["small"].pid("worker", 0) != first
+    shell.run_line_magic("cluster", "stop small")
+    assert shell.user_ns["small"].state("worker") == "stopped"
+    with pytest.raises(UsageError, match="No cluster 'small' is running"):
+        shell.run_line_magic("cluster", "status small")
+
+
+def test_cluster_magic_on_given_ports_and_the_chapters_dict(shell):
+    ports = [a.rsplit(":", 1)[1] for a in local_addresses(4)]
+    shell.run_cell_magic("cluster", f"--name fixed --ports {ports[0]},{ports[1]} --gpus 1",
+                         "ps: 1\nworker: 1")
+    fixed = shell.user_ns["fixed"]
+    assert fixed.target("worker") == f"grpc://127.0.0.1:{ports[1]}"
+    with tf.device("/job:worker/task:0/gpu:0"):
+        y = tf.constant(1.0) + 1
+    with tf.Session(fixed.target("ps")) as sess:
+        assert sess.run(y) == 2.0
+    body = f"{{'ps': ['127.0.0.1:{ports[2]}'], 'worker': ['127.0.0.1:{ports[3]}']}}"
+    shell.run_cell_magic("cluster", "--name chapter", body)
+    assert shell.user_ns["chapter"].spec.as_dict() == parse_cluster(body)
+    shell.run_line_magic("cluster", "stop --all")
+    assert not live_clusters()
+
+
+@pytest.mark.parametrize("line, body, match", [
+    ("--name 2x", "ps: 1", "not a Python variable name"),
+    ("--ports a,b", "ps: 2", "give numbers"),
+    ("--ports 1", "ps: 2", "1 ports given for 2 tasks"),
+    ("--cpus", "ps: 1", "expected one argument"),
+    ("--nope", "ps: 1", "unrecognized arguments"),
+    ("", "ps: 10.1.1.1:2222", "on this machine only"),
+])
+def test_bad_options_are_usage_errors(shell, line, body, match):
+    with pytest.raises(UsageError, match=match):
+        shell.run_cell_magic("cluster", line, body)
+
+
+def test_line_commands(shell, capsys):
+    shell.run_line_magic("cluster", "stop --all")
+    shell.run_line_magic("cluster", "list")
+    assert capsys.readouterr().out == "No cluster is running.\n"
+    with pytest.raises(UsageError, match="start one with %%cluster"):
+        shell.run_line_magic("cluster", "stop")
+    with pytest.raises(UsageError, match="invalid choice"):
+        shell.run_line_magic("cluster", "restart")

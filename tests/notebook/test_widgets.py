@@ -1,0 +1,196 @@
+"""The widgets, fed by real event streams: a local session's master, an in-process server
+(its EventLog) and a task process (monitor.watch over gRPC)."""
+
+import json
+import threading
+import time
+
+import pytest
+
+import dtfnb as tf
+from dtfnb.notebook import ClusterView, LocalCluster, PlacementView, QueueMonitor, StalenessPlot
+from dtfnb.notebook.stream import Feed
+from dtfnb.protos import monitor_pb2
+from dtfnb.runtime.events import EventLog
+from tests.cluster_util import cluster_dict
+from tests.conftest import poll_for
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+@pytest.fixture
+def server():
+    server = tf.train.Server(cluster_dict(ps=1), "ps", 0)
+    yield server
+    server.stop()
+
+
+def _bundle_is_complete(widget):
+    data = widget._repr_mimebundle_()
+    assert set(data) == {WIDGET_VIEW, "text/html", "text/plain"}
+    assert data["text/plain"] == repr(widget)
+    assert data[WIDGET_VIEW]["model_id"] == widget._view.model_id
+    return data
+
+
+def test_placement_view_of_a_local_session_with_an_emulated_gpu():
+    with tf.device("/cpu:0"):
+        a = tf.Variable(1.0, name="a")
+    with tf.name_scope("model"), tf.device("/gpu:0"):
+        b = tf.multiply(a, 2.0, name="b")
+        c = tf.add(b, 1.0, name="c")
+    with tf.Session(config=tf.ConfigProto(emulated_gpus=1)) as sess:
+        sess.run(a.initializer)
+        assert sess.run(c) == 3.0
+        with PlacementView(sess) as view:
+            data = _bundle_is_complete(view)
+    cpu = "/job:localhost/replica:0/task:0/device:CPU:0"
+    gpu = "/job:localhost/replica:0/task:0/device:GPU:0"
+    assert data["text/plain"] == (
+        f"PlacementView: 8 nodes on 2 devices, 1 edge across devices\n"
+        f"  {cpu}: 4 nodes\n  {gpu} (emulated): 4 nodes")
+    svg = data["text/html"]
+    assert svg.count("<circle") == 8 and svg.count('stroke="#d62728"') == 1
+    assert f"{gpu} (emulated)" in svg and "model/b (Mul) on " + gpu in svg
+    assert "<title>model</title></rect>" in svg   # the name scope's box
+
+
+def test_placement_view_follows_the_latest_session_of_a_server(server):
+    with PlacementView(server) as view:
+        assert repr(view) == "PlacementView: no placement yet"
+        assert "No placement yet" in view._repr_mimebundle_()["text/html"]
+        x = tf.constant(1.0, name="x") + 1
+        with tf.Session(server.target) as sess:
+            sess.run(x)
+        assert poll_for(lambda: repr(view).startswith("PlacementView: 3 nodes on 1 device,"))
+        with tf.Session(server.target) as sess:   # a new session: drawn anew
+            y = tf.constant(2.0, name="y")
+            sess.run(y)
+        assert poll_for(lambda: repr(view).startswith("PlacementView: 4 nodes"))
+
+
+def test_queue_monitor_shows_fill_levels_and_rates(server):
+    with tf.device("/job:ps/task:0"):
+        q = tf.FIFOQueue(10, tf.float32, name="fifo")
+        enqueue = q.enqueue(1.0)
+        dequeue = q.dequeue()
+    with QueueMonitor(server) as monitor, tf.Session(server.target) as sess:
+        assert repr(monitor) == "QueueMonitor: no queues yet"
+        for _ in range(4):
+            sess.run(enqueue)
+        sess.run(dequeue)
+        assert poll_for(lambda: "3 / 10" in monitor._html())
+        assert repr(monitor) == "QueueMonitor: 1 queue\n  queue/fifo/fraction_of_10_full"
+        (key, event), = monitor.queues.queues.items()
+        assert key[0] == "/job:ps/replica:0/task:0/device:CPU:0"
+        assert (event.enqueued, event.dequeued, event.closed) == (4, 1, False)
+        assert monitor.queues.rates(*key)[0] > 0
+        sess.run(q.close())
+        assert poll_for(lambda: "closed" in monitor._html())
+        _bundle_is_complete(monitor)
+
+
+def _update(worker, computed, applied, loss, dropped=False):
+    return monitor_pb2.Event(variable_update=monitor_pb2.VariableUpdateEvent(
+        variable="w", worker=worker, computed_at_step=computed, applied_at_step=applied,
+        loss=loss, dropped=dropped))
+
+
+def test_staleness_plot_redraws_in_place():
+    log = EventLog("/job:ps/replica:0/task:0")
+    log.publish(_update("/job:worker/replica:0/task:0", 0, 1, 2.0))
+    with StalenessPlot(log) as plot:
+        first = bytes(plot._view.value)
+        assert first.startswith(b"\x89PNG")
+        assert dict(plot.staleness.points) == {"/job:worker/replica:0/task:0": [(1, 1, 2.0)]}
+        for _ in range(2):   # one event per variable the gradient updates: counted once
+            log.publish(_update("/job:worker/replica:0/task:1", 0, 2, 1.5))
+            log.publish(_update("/job:worker/replica:0/task:1", 1, 4, 0.0, dropped=True))
+        assert poll_for(lambda: bytes(plot._view.value) != first)
+        assert plot.staleness.dropped == {"/job:worker/replica:0/task:1": 1}
+        assert plot.staleness.points["/job:worker/replica:0/task:1"] == [(2, 2, 1.5)]
+        labels = [t.get_text() for t in plot.figure.axes[0].get_legend().get_texts()]
+        assert labels == ["/job:worker/replica:0/task:0",
+                          "/job:worker/replica:0/task:1 (1 dropped)"]
+        assert plot.figure.axes[1].get_title() == "loss"
+        data = _bundle_is_complete(plot)
+        assert data["text/html"].startswith('<img src="data:image/png;base64,')
+        assert data["text/plain"] == ("StalenessPlot: staleness and loss per worker against "
+                                      "the global step")
+
+
+def test_staleness_plot_of_a_real_training_run(server):
+    step = tf.train.get_or_create_global_step()
+    w = tf.Variable([1.0, 2.0], name="w")
+    b = tf.Variable(0.5, name="b")
+    loss = tf.reduce_sum(tf.square(w)) + tf.square(b)
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+    with tf.Session(server.target) as sess, StalenessPlot(server) as plot:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train)
+        sess.run(train, feed_dict={step.value(): 0})   # read a step ago: 1 stale
+        assert poll_for(lambda: sum(map(len, plot.staleness.points.values())) == 2)
+    assert [(s, stale) for s, stale, _ in plot.staleness.points["/job:ps/replica:0/task:0"]] \
+        == [(0, 0), (1, 1)]
+
+
+def test_cluster_view_health_and_a_traced_timeline():
+    with LocalCluster({"ps": 1, "worker": 1}, progress=False, gpus=1) as cluster, \
+            ClusterView(cluster) as view:
+        assert repr(view) == ("ClusterView 'cluster': 2 tasks\n"
+                              "  /job:ps/replica:0/task:0: 2 devices\n"
+                              "  /job:worker/replica:0/task:0: 2 devices")
+        with tf.device("/job:ps/task:0"):
+            a = tf.constant([1.0, 2.0], name="a")
+        with tf.device("/job:worker/task:0"):
+            b = tf.reduce_sum(a * 2, name="b")
+        metadata = tf.RunMetadata()
+        with tf.Session(cluster.target("worker")) as sess:
+            sess.run(b, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+                     run_metadata=metadata)
+        worker = "/job:worker/replica:0/task:0"
+        assert poll_for(lambda: view.tasks.traces and len(view.tasks.health) == 2
+                        and view.tasks.health[worker].graphs_run >= 1, 10)
+        html = view._repr_mimebundle_()["text/html"]
+        assert html.count("serving") >= 2 and "MiB" in html and "GPU:0 (emulated)" in html
+        assert "last traced step" in html
+        trace = json.loads(view.to_chrome_trace())
+        devices = {e["args"]["name"] for e in trace["traceEvents"] if e["ph"] == "M"}
+        assert "/job:worker/replica:0/task:0/device:GPU:0" in devices
+        names = {e["name"] for e in trace["traceEvents"] if e["ph"] == "X"}
+        assert "b" in names
+        assert all(e["dur"] >= 0 and e["ts"] >= 0 for e in trace["traceEvents"]
+                   if e["ph"] == "X")
+        cluster.kill("ps")
+        assert poll_for(lambda: "dead" in view._html(), 10)
+
+
+def test_feed_redraws_at_most_five_times_a_second():
+    log = EventLog("/job:t/replica:0/task:0")
+    calls = []
+    feed = Feed([log.subscribe()], lambda events: calls.append(len(events)))
+    feed.start()
+    stop = time.monotonic() + 1.0
+    published = 0
+    while time.monotonic() < stop:
+        log.publish(monitor_pb2.Event(step=monitor_pb2.StepEvent(step_id=published)))
+        published += 1
+        time.sleep(0.001)
+    assert poll_for(lambda: sum(calls) == published)
+    assert len(calls) <= 7, calls   # 1 s at 5/s, with a margin for a loaded machine
+    idle = len(calls)
+    time.sleep(0.5)
+    assert len(calls) == idle   # nothing arrived: nothing redrawn
+    log.close()   # the stream ends: so does the feed
+    assert poll_for(lambda: not any(t.name.startswith("dtfnb-feed")
+                                    for t in threading.enumerate()))
+    feed.close()
+
+
+def test_unwatchable_sources_are_refused():
+    with pytest.raises(TypeError, match="Cannot watch the events of int"):
+        QueueMonitor(3)
+    with pytest.raises(ValueError, match="give a target 'grpc://host:port'"):
+        QueueMonitor("localhost:1")
+    with pytest.raises(tf.errors.UnavailableError):
+        QueueMonitor("grpc://127.0.0.1:1")
