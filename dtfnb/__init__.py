@@ -84,6 +84,11 @@ from dtfnb.ops.parsing_ops import decode_csv, decode_raw, string_to_number
 from dtfnb.ops.data_flow_ops import (
     FIFOQueue, PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue)
 
+# conditional accumulators (SyncReplicasOptimizer's) and sparse gradients
+from dtfnb.ops.accumulator_ops import (
+    ConditionalAccumulator, ConditionalAccumulatorBase, IndexedSlices,
+    SparseConditionalAccumulator)
+
 # readers
 from dtfnb.ops.io_ops import (
     FixedLengthRecordReader, ReaderBase, TextLineReader, TFRecordReader, WholeFileReader)

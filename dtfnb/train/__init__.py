@@ -4,6 +4,18 @@ from dtfnb.distributed.cluster import ClusterSpec
 from dtfnb.distributed.server import Server
 from dtfnb.train.adagrad import AdagradOptimizer
 from dtfnb.train.adam import AdamOptimizer
+from dtfnb.train.basic_session_run_hooks import (
+    CheckpointSaverHook,
+    CheckpointSaverListener,
+    FeedFnHook,
+    FinalOpsHook,
+    LoggingTensorHook,
+    NanLossDuringTrainingError,
+    NanTensorHook,
+    SecondOrStepTimer,
+    StepCounterHook,
+    StopAtStepHook,
+)
 from dtfnb.train.checkpoint_management import (
     CheckpointState,
     checkpoint_exists,
@@ -32,11 +44,29 @@ from dtfnb.train.input import (
     string_input_producer,
 )
 from dtfnb.train.momentum import MomentumOptimizer
+from dtfnb.train.monitored_session import (
+    ChiefSessionCreator,
+    MonitoredSession,
+    MonitoredTrainingSession,
+    Scaffold,
+    SessionCreator,
+    SingularMonitoredSession,
+    WorkerSessionCreator,
+)
 from dtfnb.train.optimizer import Optimizer
 from dtfnb.train.queue_runner import QueueRunner, add_queue_runner, start_queue_runners
 from dtfnb.train.rmsprop import RMSPropOptimizer
 from dtfnb.train.saver import Saver, export_meta_graph, import_meta_graph
+from dtfnb.train.session_manager import SessionManager
+from dtfnb.train.session_run_hook import (
+    SessionRunArgs,
+    SessionRunContext,
+    SessionRunHook,
+    SessionRunValues,
+)
 from dtfnb.train.staleness import StalenessAwareOptimizer
+from dtfnb.train.supervisor import Supervisor
+from dtfnb.train.sync_replicas_optimizer import SyncReplicasOptimizer
 from dtfnb.train.training_util import (
     assert_global_step,
     create_global_step,

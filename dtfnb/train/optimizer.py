@@ -81,6 +81,10 @@ class Optimizer:
     GATE_OP = 1
     GATE_GRAPH = 2
 
+    # Whether apply_gradients with a global step reports each gradient's staleness; off
+    # where a wrapper's own ops report it (SyncReplicasOptimizer's accumulators).
+    _reports_staleness = True
+
     def __init__(self, use_locking, name):
         if not name:
             raise ValueError("Must specify the optimizer name")
@@ -182,9 +186,10 @@ class Optimizer:
                     apply_updates = self._finish(update_ops, scope)
                 else:
                     finished = updates_of(self._finish(update_ops, "update"))
-                    with graph.control_dependencies(finished):
-                        recorded = record_staleness(global_step, converted)
-                    with graph.control_dependencies([recorded]), \
+                    if self._reports_staleness:
+                        with graph.control_dependencies(finished):
+                            finished = [record_staleness(global_step, converted)]
+                    with graph.control_dependencies(finished), \
                             graph.colocate_with(global_step.op):
                         apply_updates = state_ops.assign_add(global_step, 1, name=scope)
             if isinstance(apply_updates, Tensor):

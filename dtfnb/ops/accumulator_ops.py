@@ -1,0 +1,252 @@
+"""ConditionalAccumulator and SparseConditionalAccumulator, and the IndexedSlices they take.
+
+An accumulator is a stateful handle op (dtype resource) whose resource lives in the
+task that runs it, shared by `shared_name` within a container, as queues are; every
+access op takes the handle as input, so the placer keeps it next to the accumulator.
+Names and signatures follow TensorFlow 1's data_flow_ops.
+"""
+
+import collections
+
+from dtfnb.base import dtypes as _dtypes
+from dtfnb.base.device_spec import DeviceSpec
+from dtfnb.base.shapes import TensorShape, as_shape, scalar, unknown_shape
+from dtfnb.framework.convert import convert_to_tensor, register_tensor_conversion_function
+from dtfnb.framework.registry import NotDifferentiable, define_op
+from dtfnb.ops import math_ops, slicing_ops
+from dtfnb.ops.building import make_op, make_tensor
+
+_HANDLES = ("ConditionalAccumulator", "SparseConditionalAccumulator")
+for _op in _HANDLES:
+    define_op(_op, lambda op: [scalar()], stateful=True)
+for _op in ("AccumulatorApplyGradient", "SparseAccumulatorApplyGradient",
+            "AccumulatorSetGlobalStep"):
+    define_op(_op, lambda op: [], stateful=True)
+# Taken gradients get their static shapes from the accumulator's builder.
+for _op in ("AccumulatorTakeGradient", "SparseAccumulatorTakeGradient"):
+    define_op(_op, None, stateful=True)
+define_op("AccumulatorNumAccumulated", lambda op: [scalar()], stateful=True)
+for _op in _HANDLES + ("AccumulatorApplyGradient", "SparseAccumulatorApplyGradient",
+                       "AccumulatorSetGlobalStep", "AccumulatorTakeGradient",
+                       "SparseAccumulatorTakeGradient", "AccumulatorNumAccumulated"):
+    NotDifferentiable(_op)
+
+
+class IndexedSlices:
+    """A sparse gradient: the rows `indices` of a tensor of shape `dense_shape` are `values`.
+
+    Converting one to a Tensor sums its rows into the dense shape, as TensorFlow does.
+    """
+
+    def __init__(self, values, indices, dense_shape=None):
+        self._values = values
+        self._indices = indices
+        self._dense_shape = dense_shape
+
+    @property
+    def values(self):
+        return self._values
+
+    @property
+    def indices(self):
+        return self._indices
+
+    @property
+    def dense_shape(self):
+        return self._dense_shape
+
+    @property
+    def name(self):
+        return self._values.name
+
+    @property
+    def dtype(self):
+        return self._values.dtype
+
+    @property
+    def op(self):
+        return self._values.op
+
+    @property
+    def graph(self):
+        return self._values.graph
+
+    @property
+    def device(self):
+        return self._values.device
+
+    def __repr__(self):
+        shape = "" if self._dense_shape is None else f", dense_shape={self._dense_shape}"
+        return f"IndexedSlices(indices={self._indices}, values={self._values}{shape})"
+
+
+def _indexed_slices_to_tensor(value, dtype=None, name=None, as_ref=False):
+    if dtype is not None and not dtype.is_compatible_with(value.dtype):
+        raise ValueError(f"Tensor conversion requested dtype {dtype.name} for IndexedSlices "
+                         f"with dtype {value.dtype.name}")
+    if value.dense_shape is None:
+        raise ValueError(f"Tensor conversion requested for IndexedSlices without dense_shape: "
+                         f"{value}")
+    return slicing_ops.unsorted_segment_sum(value.values, value.indices,
+                                            value.dense_shape[0], name=name)
+
+
+register_tensor_conversion_function(IndexedSlices, _indexed_slices_to_tensor)
+
+SparseTakeGradient = collections.namedtuple("SparseAccumulatorTakeGradient",
+                                            ["indices", "values", "shape"])
+
+
+def _worker_of(tensor):
+    """The task whose device computes `tensor` ("/job:worker/replica:0/task:1"; "" when not
+    placed on one), for the monitor's events."""
+    spec = DeviceSpec.from_string(tensor.device)
+    if spec.job is None:
+        return ""
+    return f"/job:{spec.job}/replica:{spec.replica or 0}/task:{spec.task or 0}"
+
+
+def _local_step(local_step):
+    return math_ops.cast(convert_to_tensor(local_step), _dtypes.int64)
+
+
+def _accumulator_ref(op_type, dtype, shape, shared_name, name, reduction_type):
+    if reduction_type not in ("MEAN", "SUM"):
+        raise ValueError(f"Attr 'reduction_type' of '{op_type}' Op passed string "
+                         f"'{reduction_type}' not in: \"MEAN\", \"SUM\".")
+    return make_tensor(op_type, [], _dtypes.resource, name=name, attrs={
+        "dtype": dtype, "shape": shape, "container": "", "shared_name": shared_name or "",
+        "reduction_type": reduction_type})
+
+
+class ConditionalAccumulatorBase:
+    """What both accumulators have: a handle, a dtype, a shape, a count and a global step."""
+
+    def __init__(self, dtype, shape, accumulator_ref):
+        self._dtype = dtype
+        self._shape = unknown_shape() if shape is None else as_shape(shape)
+        self._accumulator_ref = accumulator_ref
+        self._name = accumulator_ref.op.name.split("/")[-1]
+
+    @property
+    def accumulator_ref(self):
+        return self._accumulator_ref
+
+    @property
+    def name(self):
+        return self._accumulator_ref.op.name
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    def _graph(self):
+        return self._accumulator_ref.graph
+
+    def num_accumulated(self, name=None):
+        """The number of gradients accumulated since the last take (int32)."""
+        return make_tensor("AccumulatorNumAccumulated", [self._accumulator_ref], _dtypes.int32,
+                           name=name or f"{self._name}_NumAccumulated")
+
+    def set_global_step(self, new_global_step, name=None):
+        """An op setting the global step: gradients computed before it are dropped."""
+        with self._graph().as_default():
+            step = _local_step(new_global_step)
+            return make_op("AccumulatorSetGlobalStep", [self._accumulator_ref, step], [],
+                           name=name or "AccumulatorSetGlobalStep")
+
+    def _take(self, op_type, num_required, dtypes, name):
+        with self._graph().as_default():
+            num_required = convert_to_tensor(num_required, dtype=_dtypes.int32,
+                                             name="num_required")
+            return make_op(op_type, [self._accumulator_ref, num_required], dtypes,
+                           name=name or op_type, attrs={"dtype": self._dtype})
+
+
+class ConditionalAccumulator(ConditionalAccumulatorBase):
+    """Aggregates gradients of one shape, dropping those computed before its global step.
+
+    Usage (what SyncReplicasOptimizer builds for each variable):
+        accum = tf.ConditionalAccumulator(tf.float32, shape=w.shape, shared_name="w/acc")
+        apply = accum.apply_grad(grad, local_step=local_step)   # run by each replica
+        mean = accum.take_grad(2)      # waits for 2 fresh gradients, advances the step
+    """
+
+    def __init__(self, dtype, shape=None, shared_name=None, name="conditional_accumulator",
+                 reduction_type="MEAN"):
+        dtype = _dtypes.as_dtype(dtype)
+        shape = unknown_shape() if shape is None else as_shape(shape)
+        ref = _accumulator_ref("ConditionalAccumulator", dtype, shape, shared_name, name,
+                               reduction_type)
+        super().__init__(dtype, shape, ref)
+
+    def apply_grad(self, grad, local_step=0, name=None):
+        """An op offering `grad`, computed at `local_step`; a stale one is dropped.
+
+        Raises:
+          ValueError: if `grad`'s static shape does not fit the accumulator's.
+        """
+        with self._graph().as_default():
+            grad = convert_to_tensor(grad, self._dtype)
+            grad.shape.assert_is_compatible_with(self._shape)
+            local_step = _local_step(local_step)
+            return make_op("AccumulatorApplyGradient", [self._accumulator_ref, local_step, grad],
+                           [], name=name or "AccumulatorApplyGradient",
+                           attrs={"dtype": self._dtype, "_worker": _worker_of(grad)})
+
+    def take_grad(self, num_required, name=None):
+        """The mean (or sum) of `num_required` gradients: waits for them, then resets the
+        accumulator and advances its global step."""
+        op = self._take("AccumulatorTakeGradient", num_required, [self._dtype], name)
+        op.outputs[0].set_shape(self._shape)
+        return op.outputs[0]
+
+
+class SparseConditionalAccumulator(ConditionalAccumulatorBase):
+    """A ConditionalAccumulator of sparse gradients (IndexedSlices): rows are averaged over
+    the gradients that touched them."""
+
+    def __init__(self, dtype, shape=None, shared_name=None,
+                 name="sparse_conditional_accumulator", reduction_type="MEAN"):
+        dtype = _dtypes.as_dtype(dtype)
+        shape = unknown_shape() if shape is None else as_shape(shape)
+        ref = _accumulator_ref("SparseConditionalAccumulator", dtype, shape, shared_name, name,
+                               reduction_type)
+        super().__init__(dtype, shape, ref)
+
+    def apply_indexed_slices_grad(self, grad, local_step=0, name=None):
+        """apply_grad of an IndexedSlices."""
+        return self.apply_grad(grad.indices, grad.values, grad.dense_shape, local_step, name)
+
+    def apply_grad(self, grad_indices, grad_values, grad_shape=None, local_step=0, name=None):
+        """An op offering the rows `grad_indices` of a gradient, `grad_values`."""
+        with self._graph().as_default():
+            values = convert_to_tensor(grad_values, self._dtype)
+            indices = math_ops.cast(convert_to_tensor(grad_indices), _dtypes.int64)
+            shape = math_ops.cast(convert_to_tensor([] if grad_shape is None else grad_shape,
+                                                    preferred_dtype=_dtypes.int64),
+                                  _dtypes.int64)
+            local_step = _local_step(local_step)
+            return make_op("SparseAccumulatorApplyGradient",
+                           [self._accumulator_ref, local_step, indices, values, shape], [],
+                           name=name or "SparseAccumulatorApplyGradient",
+                           attrs={"dtype": self._dtype, "has_known_shape": grad_shape is not None,
+                                  "_worker": _worker_of(values)})
+
+    def take_grad(self, num_required, name=None):
+        """(indices, values, shape) of the mean (or sum) of `num_required` gradients."""
+        op = self._take("SparseAccumulatorTakeGradient", num_required,
+                        [_dtypes.int64, self._dtype, _dtypes.int64], name)
+        indices, values, shape = op.outputs
+        indices.set_shape([None])
+        rank = self._shape.ndims
+        if rank is not None:
+            values.set_shape(TensorShape([None]).concatenate(self._shape[1:] if rank else
+                                                             unknown_shape()))
+            shape.set_shape([rank] if rank else [None])
+        return SparseTakeGradient(indices, values, shape)
+
+    def take_indexed_slices_grad(self, num_required, name=None):
+        """take_grad as an IndexedSlices."""
+        indices, values, shape = self.take_grad(num_required, name)
+        return IndexedSlices(values, indices, shape)

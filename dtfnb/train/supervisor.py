@@ -1,0 +1,250 @@
+"""tf.train.Supervisor, the chapter-era way to train: a SessionManager, a Coordinator and
+a thread that saves a checkpoint every `save_model_secs`.
+
+    sv = tf.train.Supervisor(is_chief=task == 0, logdir="/tmp/train", global_step=step)
+    with sv.managed_session(server.target) as sess:
+        while not sv.should_stop():
+            sess.run(train_op)
+
+The chief restores the latest checkpoint of `logdir` or runs `init_op`; the other
+workers wait until it has. Summaries are not written (dtfnb has no tf.summary yet):
+`summary_op`, `save_summaries_secs` and `summary_writer` are accepted and unused.
+"""
+
+import contextlib
+import logging
+import os
+import threading
+
+from dtfnb.framework.graph import get_default_graph
+from dtfnb.framework.graph_keys import GraphKeys
+from dtfnb.ops import variables
+from dtfnb.ops.control_flow_ops import group
+from dtfnb.train import training_util
+from dtfnb.train.coordinator import Coordinator
+from dtfnb.train.saver import Saver
+from dtfnb.train.session_manager import SessionManager, close_quietly
+
+log = logging.getLogger("dtfnb.train")
+
+
+class Supervisor:
+    """Initialises or restores the model, runs the queue runners and saves checkpoints.
+
+    Each op argument left at USE_DEFAULT is taken from its graph collection
+    (READY_OP, INIT_OP, LOCAL_INIT_OP, SAVERS, GLOBAL_STEP ...) or created as
+    TensorFlow does; None turns the service off. The graph is finalized.
+    """
+
+    USE_DEFAULT = 0
+
+    def __init__(self, graph=None, ready_op=USE_DEFAULT, ready_for_local_init_op=USE_DEFAULT,
+                 is_chief=True, init_op=USE_DEFAULT, init_feed_dict=None,
+                 local_init_op=USE_DEFAULT, logdir=None, summary_op=USE_DEFAULT,
+                 saver=USE_DEFAULT, global_step=USE_DEFAULT, save_summaries_secs=120,
+                 save_model_secs=600, recovery_wait_secs=30, stop_grace_secs=120,
+                 checkpoint_basename="model.ckpt", session_manager=None,
+                 summary_writer=USE_DEFAULT, init_fn=None, local_init_run_options=None):
+        self._graph = graph if graph is not None else get_default_graph()
+        with self._graph.as_default():
+            self._ready_op = self._default(
+                ready_op, GraphKeys.READY_OP, variables.report_uninitialized_variables)
+            self._ready_for_local_init_op = self._default(
+                ready_for_local_init_op, GraphKeys.READY_FOR_LOCAL_INIT_OP,
+                lambda: variables.report_uninitialized_variables(variables.global_variables()))
+            self._init_op = self._default(
+                init_op, GraphKeys.INIT_OP, variables.global_variables_initializer)
+            self._local_init_op = self._default(
+                local_init_op, GraphKeys.LOCAL_INIT_OP, lambda: group(
+                    variables.local_variables_initializer(),
+                    *self._graph.get_collection(GraphKeys.TABLE_INITIALIZERS)))
+            self._saver = self._default(saver, GraphKeys.SAVERS, _default_saver)
+            self._summary_op = self._default(summary_op, GraphKeys.SUMMARY_OP, lambda: None)
+            if global_step is Supervisor.USE_DEFAULT:
+                global_step = training_util.get_global_step(self._graph)
+            self._global_step = global_step
+        self._is_chief = is_chief
+        self._init_feed_dict = init_feed_dict
+        self._init_fn = init_fn
+        self._logdir = logdir
+        self._save_path = os.path.join(logdir, checkpoint_basename) if logdir else None
+        self._save_model_secs = save_model_secs
+        self._save_summaries_secs = save_summaries_secs
+        self._stop_grace_secs = stop_grace_secs
+        self._coord = Coordinator()
+        self._session_manager = session_manager or SessionManager(
+            local_init_op=self._local_init_op, ready_op=self._ready_op,
+            ready_for_local_init_op=self._ready_for_local_init_op, graph=self._graph,
+            recovery_wait_secs=recovery_wait_secs,
+            local_init_run_options=local_init_run_options)
+        self._graph.finalize()
+
+    def _default(self, given, collection_key, make):
+        """`given`, else the first op of the collection, else `make()` (then collected)."""
+        if given is not Supervisor.USE_DEFAULT:
+            return given
+        found = self._graph.get_collection(collection_key)
+        if found:
+            return found[0]
+        op = make()
+        if op is not None and op not in self._graph.get_collection(collection_key):
+            self._graph.add_to_collection(collection_key, op)
+        return op
+
+    # -- sessions -------------------------------------------------------------------
+
+    def prepare_or_wait_for_session(self, master="", config=None, wait_for_checkpoint=False,
+                                    max_wait_secs=7200, start_standard_services=True):
+        """The chief's session restored or initialised (and its checkpoint thread
+        started), or, on other workers, a session once the chief is done; then the
+        queue runners start."""
+        if self._coord.joined:
+            self._coord.clear_stop()
+        if self._is_chief:
+            sess = self._session_manager.prepare_session(
+                master, init_op=self._init_op, saver=self._saver,
+                checkpoint_dir=self._logdir, wait_for_checkpoint=wait_for_checkpoint,
+                max_wait_secs=max_wait_secs, config=config,
+                init_feed_dict=self._init_feed_dict, init_fn=self._init_fn)
+            if start_standard_services:
+                log.info("Starting standard services.")
+                self.start_standard_services(sess)
+        else:
+            sess = self._session_manager.wait_for_session(master, config=config,
+                                                          max_wait_secs=max_wait_secs)
+        if start_standard_services:
+            log.info("Starting queue runners.")
+            self.start_queue_runners(sess)
+        return sess
+
+    def start_standard_services(self, sess):
+        """Starts the checkpoint thread (chief only); returns the threads started."""
+        if not self._is_chief:
+            raise RuntimeError("Only chief supervisor can start standard services. Because "
+                               "only chief supervisors can write events.")
+        threads = []
+        if self._saver and self._save_path and self._save_model_secs:
+            threads.append(self._start_thread(self._checkpoint_loop, sess, "SVCheckpoint"))
+        return threads
+
+    def start_queue_runners(self, sess, queue_runners=None):
+        """Starts the threads of `queue_runners` (default: QUEUE_RUNNERS) under `coord`."""
+        if queue_runners is None:
+            queue_runners = self._graph.get_collection(GraphKeys.QUEUE_RUNNERS)
+        return [thread for qr in queue_runners
+                for thread in qr.create_threads(sess, coord=self._coord, daemon=True,
+                                                start=True)]
+
+    def _start_thread(self, target, sess, name):
+        thread = threading.Thread(target=target, args=(sess,), name=name, daemon=True)
+        self._coord.register_thread(thread)
+        thread.start()
+        return thread
+
+    def _checkpoint_loop(self, sess):
+        # Saves at once, then every save_model_secs, until a stop is requested.
+        with self._coord.stop_on_exception():
+            while True:
+                log.info("Saving checkpoint to path %s", self._save_path)
+                self._saver.save(sess, self._save_path, global_step=self._step(sess))
+                if self._coord.wait_for_stop(self._save_model_secs):
+                    return
+
+    def _step(self, sess):
+        if self._global_step is None:
+            return None
+        return training_util.global_step(sess, self._global_step)
+
+    @contextlib.contextmanager
+    def managed_session(self, master="", config=None, start_standard_services=True,
+                        close_summary_writer=True):
+        """A session for a `with` block; on exit the threads are stopped and joined and
+        the session closed. An OutOfRangeError from the block ends training cleanly;
+        other errors are re-raised after the clean-up."""
+        sess = self.prepare_or_wait_for_session(
+            master=master, config=config, start_standard_services=start_standard_services)
+        try:
+            yield sess
+        except Exception as err:
+            self.request_stop(err)
+        finally:
+            try:
+                self.stop()
+            finally:
+                close_quietly(sess)  # which cancels what threads were blocked on
+
+    def stop(self, threads=None, close_summary_writer=True, ignore_live_threads=False):
+        """Requests a stop and joins the threads; re-raises what a thread failed with."""
+        self._coord.request_stop()
+        self._coord.join(threads, stop_grace_period_secs=self._stop_grace_secs,
+                         ignore_live_threads=ignore_live_threads)
+
+    def request_stop(self, ex=None):
+        self._coord.request_stop(ex=ex)
+
+    def should_stop(self):
+        return self._coord.should_stop()
+
+    def stop_on_exception(self):
+        return self._coord.stop_on_exception()
+
+    def wait_for_stop(self):
+        self._coord.wait_for_stop()
+
+    # -- what it was built with -----------------------------------------------------
+
+    @property
+    def coord(self):
+        return self._coord
+
+    @property
+    def is_chief(self):
+        return self._is_chief
+
+    @property
+    def session_manager(self):
+        return self._session_manager
+
+    @property
+    def init_op(self):
+        return self._init_op
+
+    @property
+    def init_feed_dict(self):
+        return self._init_feed_dict
+
+    @property
+    def ready_op(self):
+        return self._ready_op
+
+    @property
+    def ready_for_local_init_op(self):
+        return self._ready_for_local_init_op
+
+    @property
+    def summary_op(self):
+        return self._summary_op
+
+    @property
+    def save_summaries_secs(self):
+        return self._save_summaries_secs
+
+    @property
+    def global_step(self):
+        return self._global_step
+
+    @property
+    def saver(self):
+        return self._saver
+
+    @property
+    def save_model_secs(self):
+        return self._save_model_secs
+
+    @property
+    def save_path(self):
+        return self._save_path
+
+
+def _default_saver():
+    return Saver() if variables.global_variables() else None
