@@ -26,7 +26,7 @@ demo: setup
 	$(PY) -m dtfnb.tour
 
 lint: setup
-	$(VENV)/bin/ruff check dtfnb tests benchmarks
+	$(VENV)/bin/ruff check dtfnb tests benchmarks examples
 
 # Then the tutorials: nbval runs every cell of notebooks/ and compares the outputs of
 # cells marked NBVAL_CHECK_OUTPUT; they were saved without CUDA, so CUDA is hidden.

@@ -1,0 +1,1 @@
+"""Runnable examples of the chapter's parallel training: `python -m examples.<name>`."""
