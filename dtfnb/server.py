@@ -36,8 +36,10 @@ def _parse(argv):
                         help="GPU devices emulated with numpy where CUDA is absent")
     parser.add_argument("--intra-op-threads", type=int, default=0,
                         help="BLAS threads (default: the host's cores shared by its tasks)")
-    parser.add_argument("--exit-with-parent", action="store_true",
-                        help="stop when the process that started this one exits")
+    parser.add_argument("--exit-with-parent", nargs="?", type=int, const=0, metavar="PID",
+                        help="stop when the process that started this one exits (or "
+                             "process PID: a launcher that may exit before this task has "
+                             "started names itself)")
     return parser.parse_args(argv)
 
 
@@ -59,10 +61,11 @@ def _cluster_and_task(args):
     return resolver.cluster_spec(), job, task
 
 
-def _watch_parent(server):
-    parent = os.getppid()
+def _watch_parent(server, parent):
     while not server.stopped.wait(0.5):
-        if os.getppid() != parent:
+        try:
+            os.kill(parent, 0)
+        except ProcessLookupError:
             log.warning("parent process %d exited: stopping", parent)
             server.stop()
 
@@ -81,6 +84,7 @@ def _keep_freed_memory():
 
 
 def main(argv=None):
+    parent = os.getppid()  # first: the parent may die while the server starts
     logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     args = _parse(argv)
@@ -92,8 +96,9 @@ def main(argv=None):
     server = Server(cluster, job, task, config=config)
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: threading.Thread(target=server.stop).start())
-    if args.exit_with_parent:
-        threading.Thread(target=_watch_parent, args=(server,), daemon=True).start()
+    if args.exit_with_parent is not None:
+        threading.Thread(target=_watch_parent, args=(server, args.exit_with_parent or parent),
+                         daemon=True).start()
     log.info("%s serving at %s", task_name(job, task), server.target)
     server.join()
     log.info("%s stopped", task_name(job, task))

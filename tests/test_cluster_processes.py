@@ -157,6 +157,37 @@ def test_server_command_reads_tf_config_and_exits_on_sigterm(tmp_path):
         stop_processes([proc])
 
 
+def test_server_command_exits_with_its_parent(tmp_path):
+    cluster, log = cluster_dict(worker=1), tmp_path / "task.log"
+    # The parent starts the task, naming itself, and leaves while the task starts up.
+    parent = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import os, subprocess, sys
+            task = subprocess.Popen([sys.executable, "-m", "dtfnb.server", "--cluster",
+                                     {json.dumps(cluster)!r}, "--job", "worker", "--task",
+                                     "0", f"--exit-with-parent={{os.getpid()}}"],
+                                    stdout=subprocess.DEVNULL, stderr=open({str(log)!r}, "w"))
+            print(task.pid)""")], capture_output=True, text=True, check=True, timeout=30)
+    pid = int(parent.stdout)
+    deadline = time.monotonic() + 30
+    while _running(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if _running(pid):
+        os.kill(pid, signal.SIGKILL)
+        pytest.fail("the task outlived its parent")
+    text = log.read_text()
+    assert "serving at" in text and "exited: stopping" in text, text
+
+
+def _running(pid):
+    """Alive and not a zombie (an orphan's exit may wait for a reaper that never comes)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def test_server_command_rejects_a_bad_cluster():
     done = subprocess.run([sys.executable, "-m", "dtfnb.server", "--cluster", '{"ps": 5}',
                            "--job", "ps", "--task", "0"], capture_output=True, text=True,
