@@ -33,8 +33,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FLOAT_TYPES = {"float32": None, "float16": tf.float16, "bfloat16": tf.bfloat16}
 
 
-def build(cluster_spec, task_index, learning_rate, sync=False):
-    """One worker's graph: returns (train_op, loss, X, y, global_step, optimizer)."""
+def build(cluster_spec, task_index, learning_rate, sync=False, aggregate=None):
+    """One worker's graph: returns (train_op, loss, X, y, global_step, optimizer). Sync:
+    each step applies the mean of `aggregate` gradients (default: one per worker; fewer
+    leaves spare replicas, whose late gradients are dropped)."""
     with tf.device(tf.train.replica_device_setter(
             cluster=cluster_spec, worker_device=f"/job:worker/task:{task_index}")):
         params = digits.model_params(tf)
@@ -44,7 +46,8 @@ def build(cluster_spec, task_index, learning_rate, sync=False):
         opt = tf.train.GradientDescentOptimizer(learning_rate)
         if sync:
             opt = tf.train.SyncReplicasOptimizer(
-                opt, replicas_to_aggregate=len(cluster_spec["worker"]))
+                opt, replicas_to_aggregate=aggregate or len(cluster_spec["worker"]),
+                total_num_replicas=len(cluster_spec["worker"]))
         train_op = opt.minimize(loss, global_step=global_step)
     return train_op, loss, X, y, global_step, opt
 
@@ -62,12 +65,12 @@ def wait_until_initialized(sess, timeout=60.0):
 
 
 def worker(cluster_spec, task_index, steps, batch_size, learning_rate, float_type="float32",
-           sync=False):
+           sync=False, aggregate=None):
     """The client of one worker: trains `steps` steps (sync: until the global step is
     `steps`), returns what it saw."""
     data = digits.load_digits()
     train_op, loss, X, y, global_step, opt = build(cluster_spec, task_index, learning_rate,
-                                                   sync)
+                                                   sync, aggregate)
     hook = release = None
     if sync:
         hook = opt.make_session_run_hook(is_chief=task_index == 0)
@@ -147,13 +150,15 @@ def _exit_with_parent():
 class _Client:
     """One worker's client process (this script with --task)."""
 
-    def __init__(self, cluster_spec, task, steps, batch_size, learning_rate, float_type, sync):
+    def __init__(self, cluster_spec, task, steps, batch_size, learning_rate, float_type, sync,
+                 aggregate):
         self._log = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "examples.between_graph", "--cluster",
              json.dumps(cluster_spec), "--task", str(task), "--steps", str(steps),
              "--batch-size", str(batch_size), "--learning-rate", str(learning_rate),
-             "--float-type", float_type] + (["--sync"] if sync else []),
+             "--float-type", float_type] + (["--sync"] if sync else [])
+            + (["--aggregate", str(aggregate)] if aggregate else []),
             stdout=subprocess.PIPE, stderr=self._log, text=True, cwd=REPO)
 
     def result(self):
@@ -191,13 +196,13 @@ def _results(clients, timeout):
 
 
 def train(cluster, n_workers, steps, batch_size, learning_rate, float_type="float32",
-          sync=False, kill_worker=None, kill_at_step=None, timeout=300):
+          sync=False, aggregate=None, kill_worker=None, kill_at_step=None, timeout=300):
     """Runs one client process per worker; `kill_worker` crashes (client and task) once
     the global step reaches `kill_at_step`. Returns accuracy, staleness, throughput."""
     ps_target, spec = cluster.target("ps", 0), cluster.spec.as_dict()
     with EventCollector(ps_target, ["variable_update", "health"]) as ps_events:
-        clients = [_Client(spec, i, steps, batch_size, learning_rate, float_type, sync)
-                   for i in range(n_workers)]
+        clients = [_Client(spec, i, steps, batch_size, learning_rate, float_type, sync,
+                           aggregate) for i in range(n_workers)]
         try:
             if kill_worker is not None:
                 wait_for_global_step(ps_target, kill_at_step, timeout)
@@ -222,11 +227,11 @@ def train(cluster, n_workers, steps, batch_size, learning_rate, float_type="floa
 
 
 def main(n_workers=2, steps=300, batch_size=32, learning_rate=0.3, float_type="float32",
-         sync=False, cluster=None, **kill):
+         sync=False, aggregate=None, cluster=None, **kill):
     """Trains on a cluster of 1 ps + `n_workers` (started here unless `cluster` is given)."""
     with cluster_or_local(cluster, {"ps": 1, "worker": n_workers}) as cluster:
         return train(cluster, n_workers, steps, batch_size, learning_rate, float_type, sync,
-                     **kill)
+                     aggregate, **kill)
 
 
 if __name__ == "__main__":
@@ -234,6 +239,8 @@ if __name__ == "__main__":
     parser.add_argument("--float-type", choices=sorted(FLOAT_TYPES), default="float32",
                         help="how parameters and gradients cross between tasks")
     parser.add_argument("--sync", action="store_true", help="SyncReplicasOptimizer")
+    parser.add_argument("--aggregate", type=int,
+                        help="sync: gradients per step (fewer than workers: spare replicas)")
     parser.add_argument("--kill-worker", type=int, help="crash this worker mid-training")
     parser.add_argument("--kill-at-step", type=int, default=100)
     parser.add_argument("--cluster", help=argparse.SUPPRESS)  # a worker client: the spec
@@ -243,10 +250,10 @@ if __name__ == "__main__":
         threading.Thread(target=_exit_with_parent, daemon=True).start()
         print(json.dumps(worker(json.loads(args.cluster), args.task, args.steps,
                                 args.batch_size, args.learning_rate, args.float_type,
-                                args.sync)))
+                                args.sync, args.aggregate)))
     else:
         kill = {}
         if args.kill_worker is not None:
             kill = {"kill_worker": args.kill_worker, "kill_at_step": args.kill_at_step}
         print(main(args.workers, args.steps, args.batch_size, args.learning_rate,
-                   args.float_type, args.sync, **kill))
+                   args.float_type, args.sync, args.aggregate, **kill))

@@ -120,6 +120,14 @@ def test_async_training_goes_on_without_a_crashed_worker():
     assert result["accuracy"] >= ACCURACY
 
 
+def test_sync_training_with_a_spare_replica_goes_on_without_a_crashed_worker():
+    with LocalCluster(JOBS) as cluster:  # its own: worker 2 does not come back
+        result = between_graph.main(n_workers=3, steps=80, sync=True, aggregate=2,
+                                    cluster=cluster, kill_worker=2, kill_at_step=20)
+    assert [w["task"] for w in result["workers"]] == [0, 1]
+    assert result["global_step"] >= 80 and result["accuracy"] >= ACCURACY
+
+
 def test_the_ensemble_votes_without_its_crashed_member():
     with LocalCluster(JOBS) as cluster:  # its own: worker 1 does not come back
         result = ensemble_timeout.main(n_members=3, steps=120, crash=1, timeout_in_ms=1000,
