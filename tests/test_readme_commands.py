@@ -68,8 +68,9 @@ def test_make_lab_sets_up_and_serves_the_tutorials_with_the_panel(clone, tmp_pat
             f"http://127.0.0.1:{port}/api/contents?token={token}")
         listed = subprocess.run([str(clone / ".venv/bin/jupyter"), "labextension", "list"],
                                 env=env, capture_output=True, text=True, check=True)
-        line = next(s for s in (listed.stdout + listed.stderr).splitlines() if "dtfnb" in s)
-        assert "enabled" in line and "OK" in line
+        line = next(s for s in (listed.stdout + listed.stderr).splitlines()
+                    if s.split()[:1] == ["dtfnb"])
+        assert "enabled" in line and "OK" in line, line
     finally:
         os.killpg(lab.pid, signal.SIGTERM)
         lab.wait(30)
@@ -82,5 +83,6 @@ def test_make_test_sets_up_lints_and_collects_the_suite_and_the_notebooks(clone)
                           env=dict(_env(), PYTEST_ADDOPTS="--collect-only -q"))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "All checks passed" in done.stdout
-    assert "tests/test_session.py::" in done.stdout
-    assert "notebooks/01_devices_on_one_machine.ipynb::" in done.stdout
+    # `make test`'s -q and PYTEST_ADDOPTS's -q list each file with its count of tests
+    assert "tests/test_session.py: " in done.stdout
+    assert "notebooks/01_devices_on_one_machine.ipynb: " in done.stdout
