@@ -25,6 +25,21 @@ def poll_for(predicate, timeout=5.0, interval=0.01):
         time.sleep(interval)
 
 
+def in_thread(fn):
+    """Runs fn() on a thread; returns (thread, box) where box gets its result or error."""
+    box = {}
+
+    def target():
+        try:
+            box["value"] = fn()
+        except Exception as err:  # handed to the test
+            box["error"] = err
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    return thread, box
+
+
 @pytest.fixture(autouse=True)
 def no_thread_leaks():
     """Fails a test that leaves threads behind (sessions must shut their pools down)."""

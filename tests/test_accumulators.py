@@ -1,7 +1,6 @@
 """ConditionalAccumulator and SparseConditionalAccumulator: means, stale gradients, blocking
 takes with timeouts and cancellation, TensorFlow's messages, sharing, and monitor events."""
 
-import threading
 
 import numpy as np
 import pytest
@@ -10,26 +9,11 @@ import dtfnb as tf
 from dtfnb.base.dtypes import float32
 from dtfnb.resources.accumulators import ConditionalAccumulator
 from dtfnb.runtime.step import Step
-from tests.conftest import poll_for
+from tests.conftest import in_thread, poll_for
 
 
 def _timeout(ms):
     return tf.RunOptions(timeout_in_ms=ms)
-
-
-def _in_thread(fn):
-    """Runs fn() on a thread; returns (thread, box) where box gets its result or error."""
-    box = {}
-
-    def target():
-        try:
-            box["value"] = fn()
-        except Exception as err:  # handed to the test
-            box["error"] = err
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    return thread, box
 
 
 # -- dense ---------------------------------------------------------------------------------
@@ -86,7 +70,7 @@ def test_take_waits_for_gradients_from_another_thread():
     value = tf.placeholder(tf.float32, [])
     apply, take = accum.apply_grad(value), accum.take_grad(3)
     with tf.Session() as sess:
-        taker, box = _in_thread(lambda: sess.run(take))
+        taker, box = in_thread(lambda: sess.run(take))
         for v in (1., 2.):
             sess.run(apply, {value: v})
         assert poll_for(lambda: not taker.is_alive(), timeout=0.2) is False
@@ -110,7 +94,7 @@ def test_session_close_cancels_a_blocked_take():
     take = accum.take_grad(1)
     sess = tf.Session()
     sess.run(accum.num_accumulated())
-    blocked, box = _in_thread(lambda: sess.run(take))
+    blocked, box = in_thread(lambda: sess.run(take))
     assert poll_for(lambda: not blocked.is_alive(), timeout=0.1) is False
     sess.close()
     blocked.join(5)
@@ -140,9 +124,9 @@ def test_run_time_messages():
 def test_takes_are_served_in_order():
     """Pure resource, no session: a second take waits behind a first that needs more."""
     accum = ConditionalAccumulator("acc", float32, (), "SUM")
-    first, first_box = _in_thread(lambda: accum.take_grad(Step(timeout_ms=5000), 2))
+    first, first_box = in_thread(lambda: accum.take_grad(Step(timeout_ms=5000), 2))
     assert poll_for(lambda: len(accum._takes) == 1)
-    second, second_box = _in_thread(lambda: accum.take_grad(Step(timeout_ms=5000), 1))
+    second, second_box = in_thread(lambda: accum.take_grad(Step(timeout_ms=5000), 1))
     assert poll_for(lambda: len(accum._takes) == 2)
     for value in (1., 2., 5.):
         accum.apply_grad(accum.global_step, np.float32(value))
@@ -154,7 +138,7 @@ def test_takes_are_served_in_order():
 
 def test_a_container_reset_cancels_a_waiting_take():
     accum = ConditionalAccumulator("acc", float32, (), "MEAN")
-    waiting, box = _in_thread(lambda: accum.take_grad(Step(timeout_ms=5000), 1))
+    waiting, box = in_thread(lambda: accum.take_grad(Step(timeout_ms=5000), 1))
     assert poll_for(lambda: len(accum._takes) == 1)
     accum.close_on_cleanup()
     waiting.join(5)

@@ -10,26 +10,11 @@ from hypothesis import strategies as st
 
 import dtfnb as tf
 from tests.cluster_util import cluster_dict
-from tests.conftest import poll_for
+from tests.conftest import in_thread, poll_for
 
 
 def _timeout(ms):
     return tf.RunOptions(timeout_in_ms=ms)
-
-
-def _in_thread(fn):
-    """Runs fn() on a thread; returns (thread, box) where box gets its result or error."""
-    box = {}
-
-    def target():
-        try:
-            box["value"] = fn()
-        except Exception as err:  # handed to the test
-            box["error"] = err
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    return thread, box
 
 
 # -- the chapter's examples ----------------------------------------------------------------
@@ -302,7 +287,7 @@ def test_timeouts_leave_the_session_usable():
 def test_dequeue_many_larger_than_the_capacity_completes():
     q = tf.FIFOQueue(2, tf.int32, shapes=[()])
     with tf.Session() as sess:
-        thread, box = _in_thread(lambda: sess.run(q.dequeue_many(5)))
+        thread, box = in_thread(lambda: sess.run(q.dequeue_many(5)))
         for i in range(5):
             sess.run(q.enqueue(i))
         thread.join(5)
@@ -314,9 +299,9 @@ def test_close_waits_behind_pending_enqueues():
     enqueue_2, close, size = q.enqueue(2), q.close(), q.size()
     with tf.Session() as sess:
         sess.run(q.enqueue(1))
-        pending, pending_box = _in_thread(lambda: sess.run(enqueue_2))
+        pending, pending_box = in_thread(lambda: sess.run(enqueue_2))
         assert poll_for(lambda: not pending.is_alive(), timeout=0.1) is False
-        closing, closing_box = _in_thread(lambda: sess.run(close))
+        closing, closing_box = in_thread(lambda: sess.run(close))
         assert poll_for(lambda: not closing.is_alive(), timeout=0.1) is False
         assert not sess.run(q.is_closed()) and sess.run(size) == 1
         assert sess.run(q.dequeue()) == 1  # room: the enqueue, then the close, go through
@@ -334,7 +319,7 @@ def test_close_with_cancel_pending_enqueues():
     enqueue_2 = q.enqueue(2)
     with tf.Session() as sess:
         sess.run(q.enqueue(1))
-        pending, box = _in_thread(lambda: sess.run(enqueue_2))
+        pending, box = in_thread(lambda: sess.run(enqueue_2))
         poll_for(lambda: not pending.is_alive(), timeout=0.05)
         sess.run(q.close(cancel_pending_enqueues=True))
         pending.join(5)
@@ -348,7 +333,7 @@ def test_session_close_cancels_a_blocked_dequeue():
     dequeue = q.dequeue()
     sess = tf.Session()
     sess.run(q.size())
-    blocked, box = _in_thread(lambda: sess.run(dequeue))
+    blocked, box = in_thread(lambda: sess.run(dequeue))
     assert poll_for(lambda: not blocked.is_alive(), timeout=0.1) is False
     sess.close()
     blocked.join(5)
