@@ -14,6 +14,7 @@ child ends. When the parent goes away (its end of the socket closes, even if it 
 killed), the fork server stops every child (SIGTERM, then SIGKILL after 2 s) and exits.
 """
 
+import atexit
 import ctypes
 import json
 import os
@@ -82,6 +83,15 @@ class ForkServer:
 
     def alive(self):
         return self.process.poll() is None
+
+    def close(self, timeout=3.0):
+        """Closes our end of the socket, which ends the fork server and its children."""
+        self._socket.close()
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
     def spawn(self, argv):
         """Forks a task running `python -m dtfnb.server *argv`; its output is readable
@@ -157,6 +167,7 @@ def fork_server():
     with _server_lock:
         if _server is None or not _server.alive():
             _server = ForkServer()
+            atexit.register(_server.close)
         return _server
 
 
