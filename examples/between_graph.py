@@ -78,7 +78,9 @@ def worker(cluster_spec, task_index, steps, batch_size, learning_rate, float_typ
         # A replica done with training hands every other one a token, in case one waits
         # for the step it will no longer help to finish.
         release = opt.get_init_tokens_op(num_tokens=len(cluster_spec["worker"]))
-    config = tf.ConfigProto()
+    # As TensorFlow recommends for between-graph replication: this worker's session sees
+    # only the ps tasks and its own task, so it never waits for (or on) another worker.
+    config = tf.ConfigProto(device_filters=["/job:ps", f"/job:worker/task:{task_index}"])
     if FLOAT_TYPES[float_type] is not None:
         config.transfer_float_type = FLOAT_TYPES[float_type].as_datatype_enum
     stream = digits.batches(data.X_train, data.y_train, batch_size, seed=task_index)

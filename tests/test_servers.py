@@ -145,6 +145,26 @@ def test_unknown_job_and_soft_placement_in_a_cluster(servers):
         assert sess.run(on_gpu) == 2.0
 
 
+def test_device_filters_leave_out_other_workers_even_when_they_are_down(servers):
+    cluster = cluster_dict(ps=1, worker=3)  # worker 2 never starts
+    worker = servers(cluster, "worker", 1)
+    servers(cluster, "ps", 0)
+    with tf.device("/job:ps"):
+        v = tf.Variable(1.0)
+    doubled = v * 2.0
+    config = tf.ConfigProto(device_filters=["/job:ps", "/job:worker/task:1"])
+    with tf.Session(worker.target, config=config) as sess:
+        assert [d.name for d in sess.list_devices()] == [
+            "/job:worker/replica:0/task:1/device:CPU:0", "/job:ps/replica:0/task:0/device:CPU:0"]
+        sess.run(v.initializer)
+        assert sess.run(doubled) == 2.0
+        with tf.device("/job:worker/task:0"):
+            elsewhere = tf.constant(1.0) + 1.0
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match="explicitly assigned to /job:worker/task:0"):
+            sess.run(elsewhere)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8, np.int32,
                                    np.int64, np.uint8, np.bool_, np.complex64])
 @pytest.mark.parametrize("shape", [(), (0, 3), (5,), (300, 400)])

@@ -64,7 +64,7 @@ class BaseSession:
         self._mappers = {}
         self._default_contexts = []
         if config.log_device_placement:
-            _print_device_mapping(self._master.devices())
+            _print_device_mapping(self._master.list_devices(self._handle))
 
     @property
     def graph(self):
@@ -79,7 +79,7 @@ class BaseSession:
         return self._target
 
     def list_devices(self):
-        return [_DeviceAttributes(d) for d in self._master.devices()]
+        return [_DeviceAttributes(d) for d in self._master.list_devices(self._handle)]
 
     def as_default(self):
         return _as_default(self)

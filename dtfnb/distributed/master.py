@@ -35,6 +35,16 @@ class _Plan:
         self.partitions = partitions
 
 
+_TASK_FIELDS = ("job", "replica", "task")
+_DEVICE_FIELDS = _TASK_FIELDS + ("device_type", "device_index")
+
+
+def _matches(spec, name, fields):
+    """Whether `name` has every field that the (partial) `spec` sets."""
+    return all(getattr(spec, f) is None or getattr(spec, f) == getattr(name, f)
+               for f in fields)
+
+
 class MasterSession:
     def __init__(self, handle, master, config):
         self.handle = handle
@@ -48,6 +58,10 @@ class MasterSession:
         self._parked_plans = {}
         self._active_steps = set()
         self._lock = threading.Lock()
+
+    @property
+    def device_filters(self):
+        return self._config.device_filters
 
     def extend(self, graph_def):
         with self._lock:
@@ -63,7 +77,7 @@ class MasterSession:
     def _place_new_nodes(self):
         if self._placed_version == len(self._nodes):
             return
-        devices = self._master.devices()
+        devices = self._master.devices(self.device_filters)
         before = set(self._placement)
         place(list(self._nodes.values()), devices, self._master.task_spec, self._placement,
               self._config.allow_soft_placement)
@@ -178,9 +192,25 @@ class Master:
         self.events = events if events is not None else EventLog(task_spec.to_string())
         self.steps_run = 0
 
-    def devices(self):
-        """Every device of the cluster; waits, as TensorFlow does, until every task is up."""
-        return [d for worker in self._workers for d in worker.list_devices()]
+    def devices(self, filters=()):
+        """Every device of the cluster that matches one of `filters` (all when there are
+        none); waits, as TensorFlow does, until each task that may match is up, so that a
+        between-graph worker filtered to "/job:ps" and itself never waits for the others."""
+        specs = [DeviceSpec.from_string(f) for f in filters]
+        devices = []
+        for worker in self._workers:
+            task = self.task_spec if not worker.remote else DeviceSpec.from_string(worker.task)
+            if specs and not any(_matches(spec, task, _TASK_FIELDS) for spec in specs):
+                continue
+            devices.extend(d for d in worker.list_devices()
+                           if not specs or any(_matches(spec, DeviceSpec.from_string(d.name),
+                                                        _DEVICE_FIELDS) for spec in specs))
+        return devices
+
+    def list_devices(self, session_handle=""):
+        """The devices a session may use (all, without a handle): TensorFlow's ListDevices."""
+        filters = self.session(session_handle).device_filters if session_handle else ()
+        return self.devices(filters)
 
     def local_device_names(self):
         return {name for worker in self._workers if not worker.remote for name in worker.devices}
@@ -233,7 +263,10 @@ class Master:
         returns [(worker, graph handle)]."""
         graphs = []
         for worker in self._workers:
-            mine = {d: nodes for d, nodes in partitions.items() if d in worker.devices}
+            # Asks only the tasks that run something: another may be down (device_filters).
+            task = worker.task if worker.remote else self.task_spec.to_string()
+            mine = {d: nodes for d, nodes in partitions.items()
+                    if d.rpartition("/device:")[0] == task}
             if mine:
                 graphs.append((worker, worker.register_graph(session_handle, mine, config,
                                                              library)))

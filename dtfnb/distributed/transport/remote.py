@@ -427,8 +427,9 @@ class RemoteMaster(_Connection):
         request = master_pb2.CloseSessionRequest(session_handle=handle)
         self._call("CloseSession", request, master_pb2.CloseSessionResponse)
 
-    def devices(self):
-        response, _ = self._call("ListDevices", master_pb2.ListDevicesRequest(),
+    def list_devices(self, session_handle=""):
+        response, _ = self._call("ListDevices",
+                                 master_pb2.ListDevicesRequest(session_handle=session_handle),
                                  master_pb2.ListDevicesResponse)
         return [RemoteDevice(a) for a in (*response.local_device, *response.remote_device)]
 

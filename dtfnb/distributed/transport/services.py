@@ -146,7 +146,7 @@ class MasterServicer:
     def ListDevices(self, request, payload, context):
         response = master_pb2.ListDevicesResponse()
         local = self._master.local_device_names()
-        for device in self._master.devices():
+        for device in self._master.list_devices(request.session_handle):
             field = response.local_device if device.name in local else response.remote_device
             device_attributes(device, field.add())
         return response, ()
