@@ -25,7 +25,7 @@ import time
 import dtfnb as tf
 from examples import digits
 from examples.launch import cluster_or_local, training_parser
-from examples.watching import EventCollector, mean_staleness
+from examples.watching import EventCollector, mean_staleness, staleness_limits
 
 # Where the worker clients run `python -m examples.between_graph`: `-m` puts the working
 # directory first on sys.path, so that `examples` imports there.
@@ -217,15 +217,29 @@ def train(cluster, n_workers, steps, batch_size, learning_rate, float_type="floa
                 client.kill()
     accuracy, global_step = evaluate(ps_target)
     updates = ps_events.of("variable_update")
-    # Each health event covers the second before it. The first and the last may also
-    # hold set-up (polls for initialisation, which move no parameters) or the end of an
-    # earlier run: the median of those between is a second of training alone.
-    per_step = [h.bytes_sent_per_step for h in ps_events.of("health") if h.steps_per_second]
-    per_step = per_step[1:-1] or per_step
     return {"accuracy": accuracy, "global_step": global_step, "workers": results,
             "mean_staleness": mean_staleness(updates), "updates": len(updates),
-            "ps_bytes_sent_per_step": statistics.median(per_step) if per_step else 0.0,
+            **staleness_check(updates),
+            "ps_bytes_sent_per_step": bytes_sent_per_step(ps_events.of("health")),
             "data": digits.load_digits().source}
+
+
+def bytes_sent_per_step(health):
+    """What the ps sent per graph it ran, between its first and last health event while
+    watched: the first window may hold the end of an earlier run, and a short run's
+    windows set-up alone (a few graphs that move no parameters)."""
+    if len(health) < 2 or health[-1].graphs_run == health[0].graphs_run:
+        return float("nan")
+    return ((health[-1].bytes_sent - health[0].bytes_sent)
+            / (health[-1].graphs_run - health[0].graphs_run))
+
+
+def staleness_check(updates):
+    """The mean limit on staleness, and how many updates the ps reported staler (none)."""
+    pairs = staleness_limits(updates)
+    return {"mean_staleness_limit": statistics.fmean(limit for _, limit in pairs) if pairs
+            else float("nan"),
+            "staler_than_possible": sum(s > limit or s < 0 for s, limit in pairs)}
 
 
 def main(n_workers=2, steps=300, batch_size=32, learning_rate=0.3, float_type="float32",

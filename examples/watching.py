@@ -61,3 +61,21 @@ def staleness(updates, include_dropped=False):
 def mean_staleness(updates):
     values = staleness(updates)
     return statistics.fmean(values) if values else float("nan")
+
+
+def staleness_limits(updates):
+    """(staleness, limit) of each applied update of one variable after its worker's first.
+
+    A worker reads the parameters for its next gradient only after its previous one was
+    applied, so that gradient can be no staler than the number of updates by other
+    workers in between: the limit, which is what it would be if the read came at once.
+    """
+    variable = updates[0].variable if updates else None
+    previous, pairs = {}, []
+    for u in sorted((u for u in updates if u.variable == variable and not u.dropped),
+                    key=lambda u: u.applied_at_step):
+        if u.worker in previous:
+            pairs.append((u.applied_at_step - u.computed_at_step,
+                          u.applied_at_step - previous[u.worker] - 1))
+        previous[u.worker] = u.applied_at_step
+    return pairs

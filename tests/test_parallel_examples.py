@@ -60,14 +60,19 @@ def test_a_lone_worker_computes_fresh_gradients(cluster):
     assert result["mean_staleness"] == 0.0 and result["updates"] == 60 * 4
 
 
-def test_between_graph_converges_with_gradients_about_n_minus_1_stale(cluster):
+def test_between_graph_converges_with_gradients_up_to_n_minus_1_stale(cluster):
     result = between_graph.main(n_workers=3, steps=100, cluster=cluster)
     assert result["global_step"] == 300
     assert [w["task"] for w in result["workers"]] == [0, 1, 2]
     assert result["accuracy"] >= ACCURACY
-    # About N - 1 = 2: each gradient waits for the others' updates during its step.
-    # Less on a loaded machine, where part of each step happens outside that window.
-    assert 0.3 <= result["mean_staleness"] <= 2.5
+    # Each gradient is as stale as the updates that came between the read of its
+    # parameters and its own; never more than those since its worker's previous update.
+    assert result["staler_than_possible"] == 0
+    # Between two updates of a worker come up to N - 1 = 2 others when all three run
+    # side by side; fewer when the machine runs the workers by turns (2 cores here).
+    assert 0.0 < result["mean_staleness_limit"] <= 2.5
+    # Part of them land after its read (measured: 40-50%, whatever the load).
+    assert result["mean_staleness"] >= 0.2 * result["mean_staleness_limit"]
     assert result["updates"] == 300 * 4
 
 
@@ -83,9 +88,9 @@ def test_between_graph_sync_applies_one_averaged_update_per_global_step(cluster)
 
 def test_bfloat16_transfers_halve_the_bytes_the_ps_sends(cluster):
     # Long enough for a few of the ps's health events (one a second) while it trains.
-    full = between_graph.main(n_workers=1, steps=500, cluster=cluster)
+    full = between_graph.main(n_workers=1, steps=1000, cluster=cluster)
     tf.Session.reset(cluster.target("ps", 0))
-    half = between_graph.main(n_workers=1, steps=500, float_type="bfloat16",
+    half = between_graph.main(n_workers=1, steps=1000, float_type="bfloat16",
                                     cluster=cluster)
     params = 4 * (64 * 64 + 64 + 64 * 10 + 10)  # the float32 parameters of one step
     assert full["ps_bytes_sent_per_step"] == pytest.approx(params, rel=0.05)
