@@ -282,14 +282,20 @@ class Master:
         watched = len(graphs) > 1
         calls = [worker.start_graph(handle, step, watched) for worker, handle in graphs
                  if worker.remote]
+
+        def wait_for_calls():
+            while calls:
+                calls.pop().wait()  # bounded by the step's deadline: a stopped task cannot hold it
+
         for worker, handle in graphs:
             if not worker.remote:
                 try:
-                    worker.run_graph(handle, step)
+                    # Waiting for the other tasks while this one's part runs wakes this
+                    # thread once at the end, not once per part.
+                    worker.run_graph(handle, step, meanwhile=wait_for_calls)
                 except Exception as err:  # the step keeps the first error; others follow
                     step.abort(err)
-        for call in calls:
-            call.wait()  # bounded by the step's deadline: a stopped task cannot hold it
+        wait_for_calls()
         if step.error is not None:
             raise step.error
 

@@ -51,8 +51,8 @@ class Server:
         self._job, self._task = self._server_def.job_name, self._server_def.task_index
         self._address = cluster.task_address(self._job, self._task)
         config = self._server_def.default_session_config
-        blas_threads = config.intra_op_parallelism_threads or _cores_per_task(cluster,
-                                                                               self._address)
+        cores = _cores_per_task(cluster, self._address)
+        blas_threads = config.intra_op_parallelism_threads or cores
         others = {task_name(job, index): cluster.task_address(job, index)
                   for job in cluster.jobs for index in cluster.task_indices(job)
                   if (job, index) != (self._job, self._task)}
@@ -60,7 +60,7 @@ class Server:
         self._peers = Peers(others, self._security)
         self.events = EventLog(task_name(self._job, self._task))
         self._worker = Worker(create_devices(config, self._job, self._task, blas_threads,
-                                             self.events),
+                                             self.events, cores),
                               blas_threads, peers=self._peers)
         self.master = Master(DeviceSpec(self._job, 0, self._task),
                              [self._worker] + [self._peers.worker(t) for t in sorted(others)],

@@ -1,6 +1,5 @@
 """Worker: a task's devices; registers graph partitions and runs them per step."""
 
-import functools
 import secrets
 import threading
 
@@ -27,11 +26,43 @@ class TransferOptions:
         self.shared_memory = config is None or not config.disable_shared_memory
 
 
+class _Outbound:
+    """A step's sends on one task. Tensors for other tasks wait until the sending thread
+    runs out of ready work (`Step.flush`), then go together: one message, and one
+    wakeup of the transport, per peer instead of per tensor."""
+
+    __slots__ = ("_worker", "_options", "_held", "_lock")
+
+    def __init__(self, worker, options):
+        self._worker = worker
+        self._options = options
+        self._held = []
+        self._lock = threading.Lock()
+
+    def send(self, step, key, value):
+        device = key.split(";", 2)[1]
+        if device in self._worker.devices:
+            step.rendezvous.send(key, value)
+        else:
+            with self._lock:
+                self._held.append((device, key, value))
+
+    def flush(self, step):
+        if not self._held:  # a thread that held some flushes them itself
+            return
+        with self._lock:
+            held, self._held = self._held, []
+        try:
+            self._worker.push(step.id, held, self._options)
+        except Exception as err:  # a peer that is gone fails the step, never the flusher
+            step.abort(err)
+
+
 class Worker:
     """The worker service of one task; the gRPC servicer adapts the same methods.
 
     `peers`, given to a task of a cluster, carries tensors to other tasks
-    (`peers.push(device, step_id, key, value, options)`); steps then take their
+    (`peers.push(step_id, [(device, key, value)], options)`); steps then take their
     rendezvous from a table by step id, since a peer's tensor may arrive first.
     """
 
@@ -66,47 +97,42 @@ class Worker:
         state.functions.add(library)
         executors = [Executor(nodes, self.devices[name], state)
                      for name, nodes in partitions.items()]
-        outbound = None
-        if self._peers is not None:
-            outbound = functools.partial(self._send, TransferOptions(config))
         # Random, so that a handle from before a restart of this task is never valid again.
         handle = f"graph-{secrets.token_hex(8)}"
         with self._lock:
-            self._graphs[handle] = (session_handle, executors, outbound)
+            self._graphs[handle] = (session_handle, executors, TransferOptions(config))
         return handle
 
-    def run_graph(self, graph_handle, step):
-        """Runs every partition of a registered graph for one step; raises its first error."""
+    def run_graph(self, graph_handle, step, meanwhile=None):
+        """Runs every partition of a registered graph for one step; raises its first error.
+        `meanwhile()` runs once they have started (see Executor.run)."""
         try:
-            _, executors, outbound = self._graphs[graph_handle]
+            _, executors, options = self._graphs[graph_handle]
         except KeyError:
             # TensorFlow's answer: AbortedError makes a MonitoredSession recreate its session.
             raise AbortedError(None, None, f"Graph handle is not found: {graph_handle}. "
                                "Possibly, this worker just restarted.") from None
         if self._rendezvous is None:
-            _run_executors(executors, step)
+            _run_executors(executors, step, meanwhile)
             return
-        step.outbound = outbound
+        step.outbound = _Outbound(self, options)
         with self._lock:
             self._running[step.id] = step  # from here on, a cleanup aborts it
             self.graphs_run += 1
         try:
             step.rendezvous = self._rendezvous.start(step.id)
-            _run_executors(executors, step)
+            _run_executors(executors, step, meanwhile)
         finally:
             with self._lock:
                 self._running.pop(step.id, None)
             self._rendezvous.finish(step.id)
 
-    def _send(self, options, step, key, value):
-        device = key.split(";", 2)[1]
-        if device in self.devices:
-            step.rendezvous.send(key, value)
-        else:
-            self._peers.push(device, step.id, key, value, options)
-            nbytes = _wire_bytes(value, options.float_type)
-            with self._sent_lock:
-                self.bytes_sent += nbytes
+    def push(self, step_id, tensors, options):
+        """Sends [(device, key, value)] of a step to the tasks of those devices."""
+        self._peers.push(step_id, tensors, options)
+        nbytes = sum(_wire_bytes(value, options.float_type) for _, _, value in tensors)
+        with self._sent_lock:
+            self.bytes_sent += nbytes
 
     def deliver(self, step_id, key, value):
         """A tensor another task sent to one of this task's devices."""
@@ -146,14 +172,14 @@ def _wire_bytes(value, float_type):
     return nbytes
 
 
-def _run_executors(executors, step):
+def _run_executors(executors, step, meanwhile):
     if len(executors) == 1:
-        executors[0].run(step)
+        executors[0].run(step, meanwhile)
         return
     futures = [ex.device.blocking_pool.submit(ex.run, step) for ex in executors[1:]]
     first_error = None
     try:
-        executors[0].run(step)
+        executors[0].run(step, meanwhile)
     except Exception as err:
         first_error = err
     for future in futures:

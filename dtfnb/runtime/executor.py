@@ -1,9 +1,12 @@
 """Executor: runs one device's partition of a step by dependency counting.
 
 The calling thread runs ready nodes inline. When several nodes are ready, the
-extra expensive ones go to the device's inter-op pool and blocking ones (queues,
-receives) to its blocking pool, so independent work runs in parallel and a wait
-never holds up ready work. The first error aborts the whole step.
+extra expensive ones go to the device's inter-op pool and blocking ones (queues)
+to its blocking pool, so independent work runs in parallel and a wait never holds
+up ready work. A receive holds no thread: it runs once its tensor is there, on
+the thread that sent it (for a tensor from another task, the one that delivered
+it), which saves a thread handoff on every hop between partitions. The first
+error aborts the whole step.
 """
 
 import threading
@@ -52,7 +55,8 @@ class _PlanNode:
     __slots__ = ("name", "fn", "ctx", "in_slots", "out_base", "n_out", "succ", "mode")
 
 
-_INLINE, _POOL, _BLOCKING = 0, 1, 2
+_INLINE, _POOL, _BLOCKING, _RECV = 0, 1, 2, 3
+_delivering = threading.local()  # set while a thread runs nodes for a tensor it sent
 
 
 class Executor:
@@ -82,7 +86,8 @@ class Executor:
             p.out_base = out_base[i]
             p.n_out = len(node.output_types)
             p.succ = []
-            p.mode = (_BLOCKING if kernel.blocking
+            p.mode = (_RECV if node.op == "_Recv"
+                      else _BLOCKING if kernel.blocking
                       else _POOL if kernel.expensive and device.parallel_ops else _INLINE)
             deps = {src for src, _ in node.inputs} | set(node.control_inputs)
             pending.append(len(deps))
@@ -92,17 +97,29 @@ class Executor:
                 self._plan[index[dep]].succ.append(i)
         self._pending = pending
         self._roots = [i for i, count in enumerate(pending) if count == 0]
+        self._receives = any(p.mode == _RECV for p in self._plan)
         # With only inline kernels nothing can run concurrently or wait: a fixed
         # topological order does the same work without counting dependencies.
         self._sequence = (_topological_order(self._plan, pending)
                           if all(p.mode == _INLINE for p in self._plan) else None)
 
-    def run(self, step):
-        """Runs the partition to completion; raises the step's first error."""
+    def run(self, step, meanwhile=None):
+        """Runs the partition to completion; raises the step's first error.
+
+        `meanwhile()` runs on this thread once the partition has started, before
+        waiting for the rest of it (a master waits for other tasks there, so that
+        its thread wakes once, when both are done, rather than once for each).
+        """
         if self._sequence is not None:
-            return self._run_in_sequence(step)
+            try:
+                return self._run_in_sequence(step)
+            finally:
+                if meanwhile is not None:
+                    meanwhile()
         run = _Run(self, step)
         run.start()
+        if meanwhile is not None:
+            meanwhile()
         return run.wait()
 
     def _run_in_sequence(self, step):
@@ -126,6 +143,7 @@ class Executor:
                     step.remaining()
         except BaseException as exc:  # every failure aborts the step, never a hang
             step.abort(_as_op_error(exc, node.ctx.attrs.get("source_node", node.name)))
+        step.flush()
         if step.error is not None:
             raise step.error
 
@@ -146,7 +164,7 @@ def _topological_order(plan, pending):
 
 class _Run:
     __slots__ = ("plan", "step", "slots", "pending", "remaining", "lock", "done", "device",
-                 "stats", "roots")
+                 "stats", "roots", "receives")
 
     def __init__(self, executor, step):
         self.plan = executor._plan
@@ -159,6 +177,7 @@ class _Run:
         self.done = threading.Event()
         self.stats = None if step.stats is None else step.stats.device(self.device.name)
         self.roots = executor._roots
+        self.receives = executor._receives
 
     def start(self):
         if self.remaining == 0:
@@ -168,36 +187,69 @@ class _Run:
 
     def wait(self):
         step = self.step
-        while not self.done.is_set():
-            timeout = step.remaining() if step.deadline is not None else None
-            if not self.done.wait(timeout):
-                try:
-                    step.remaining()
-                except errors.DeadlineExceededError as err:
-                    step.abort(err)
-                    break
+        # A receive still waiting for its tensor holds no thread that an abort could wake.
+        token = step.on_abort(self.done.set) if self.receives else None
+        try:
+            while not self.done.is_set():
+                timeout = step.remaining() if step.deadline is not None else None
+                if not self.done.wait(timeout):
+                    try:
+                        step.remaining()
+                    except errors.DeadlineExceededError as err:
+                        step.abort(err)
+                        break
+        finally:
+            if token is not None:
+                step.remove_on_abort(token)
         if step.error is not None:
             raise step.error
 
-    def schedule(self, ready, busy):
+    def schedule(self, ready, busy, may_block=True):
         """Returns the nodes this thread runs inline; hands the others to the pools.
 
-        Cheap nodes always run inline. When this thread has other work (`busy`), or
-        several nodes became ready at once, expensive and blocking ones go to pools.
+        Cheap nodes always run inline, and so do receives whose tensor is there (the
+        others run when it comes). When this thread has other work (`busy`), or
+        several nodes became ready at once, expensive and blocking ones go to pools;
+        blocking ones always do on a thread that must not wait (`may_block` false: it
+        delivers tensors, maybe the very one the wait is for).
         """
-        if not busy and len(ready) == 1:
-            return ready
+        lone = not busy and len(ready) == 1
         keep = []
         for i in ready:
             mode = self.plan[i].mode
-            if mode == _INLINE or (mode == _POOL and not keep and not busy):
+            if mode == _RECV:
+                if self.step.rendezvous.when_ready(self.plan[i].ctx.attrs["key"],
+                                                   lambda i=i: self.received(i)):
+                    keep.append(i)
+            elif (mode == _INLINE or (mode == _POOL and not keep and not busy)
+                  or (mode == _BLOCKING and lone and may_block)):
                 keep.append(i)
             else:
                 pool = self.device.pool if mode == _POOL else self.device.blocking_pool
                 pool.submit(self.process, [i])
         return keep
 
-    def process(self, ready):
+    def received(self, i):
+        """The tensor of receive `i` was sent: runs it, and what follows, on this thread,
+        unless the thread is already inside such a run (no unbounded nesting)."""
+        if getattr(_delivering, "active", False):
+            self.device.blocking_pool.submit(self.process, [i], False)
+            return
+        _delivering.active = True
+        try:
+            self.process([i], may_block=False)
+        finally:
+            _delivering.active = False
+
+    def process(self, ready, may_block=True):
+        """Runs `ready` and what they make ready, then passes on the step's held sends:
+        every thread that may have sent flushes before it waits or leaves."""
+        try:
+            self._process(ready, may_block)
+        finally:
+            self.step.flush()
+
+    def _process(self, ready, may_block):
         plan, slots, step = self.plan, self.slots, self.step
         while ready:
             if step.error is not None:
@@ -205,6 +257,8 @@ class _Run:
                 return
             i = ready.pop()
             node = plan[i]
+            if node.mode == _BLOCKING:
+                step.flush()  # what it waits for may depend on them
             try:
                 start = time.perf_counter() if self.stats is not None else 0.0
                 out = node.fn(node.ctx, step, *[slots[s] for s in node.in_slots])
@@ -230,8 +284,10 @@ class _Run:
             if finished:
                 self.done.set()
                 return
-            if newly:
-                ready.extend(self.schedule(newly, busy=bool(ready)))
+            if len(newly) == 1 and plan[newly[0]].mode == _INLINE:
+                ready.append(newly[0])  # the common case needs no scheduling
+            elif newly:
+                ready.extend(self.schedule(newly, busy=bool(ready), may_block=may_block))
 
     def _finish_aborted(self):
         self.done.set()

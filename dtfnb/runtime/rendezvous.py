@@ -1,5 +1,8 @@
 """Rendezvous: the tensors of one step by key. A send never blocks; a receive may come first.
 
+An executor asks `when_ready` instead of blocking a thread in `recv`: the send that
+brings the tensor then runs its callback, on the sender's thread.
+
 A local step keeps its own. A task of a cluster keeps a table of them by step id,
 because a peer's tensor may arrive before the master's RunGraph call that starts
 the step here.
@@ -12,21 +15,34 @@ from dtfnb.base.errors import CancelledError
 
 
 class Rendezvous:
-    __slots__ = ("items", "cond")
+    __slots__ = ("items", "cond", "_callbacks")
 
     def __init__(self):
         self.items = {}
         self.cond = threading.Condition()
+        self._callbacks = {}
 
     def send(self, key, value):
         with self.cond:
             self.items[key] = value
+            callback = self._callbacks.pop(key, None)
             self.cond.notify_all()
+        if callback is not None:
+            callback()
 
     def recv(self, step, key):
         with self.cond:
-            step.wait(self.cond, lambda: key in self.items)
+            if key not in self.items:
+                step.wait(self.cond, lambda: key in self.items)
             return self.items.pop(key)
+
+    def when_ready(self, key, callback):
+        """True if `key` is here already; else `callback()` runs once it is sent."""
+        with self.cond:
+            if key in self.items:
+                return True
+            self._callbacks[key] = callback
+            return False
 
 
 class RendezvousTable:

@@ -29,7 +29,8 @@ class Step:
 
     The first error aborts the step: every blocked kernel wakes up (through the
     cancellation callbacks) and fails, so no partition waits forever. `outbound`,
-    set by a worker of a cluster, carries sends to devices of other tasks.
+    set by a worker of a cluster, carries sends to devices of other tasks: it may
+    hold them until `flush()`, which an executor calls before its thread waits.
     """
 
     __slots__ = ("id", "deadline", "feeds", "fetched", "stats", "error", "rendezvous",
@@ -106,7 +107,12 @@ class Step:
         if self.outbound is None:
             self.rendezvous.send(key, value)
         else:
-            self.outbound(self, key, value)
+            self.outbound.send(self, key, value)
+
+    def flush(self):
+        """Passes on what `outbound` holds: this thread is about to wait, or to finish."""
+        if self.outbound is not None:
+            self.outbound.flush(self)
 
     def recv(self, key):
         return self.rendezvous.recv(self, key)

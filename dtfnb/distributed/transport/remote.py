@@ -178,13 +178,13 @@ class RemoteWorker(_Connection):
         request = worker_pb2.CleanupAllRequest(container=containers)
         self._call("CleanupAll", request, worker_pb2.CleanupAllResponse)
 
-    def push(self, step_id, key, value, options):
-        """Sends a tensor to this task's rendezvous; never waits for it to arrive."""
+    def push(self, step_id, tensors, options):
+        """Sends [(key, value)] to this task's rendezvous; never waits for them to arrive."""
         with self._lock:
             if self._stream is None or self._stream.error is not None:
                 self._stream = _PushStream(self)
             stream = self._stream
-        stream.send(step_id, key, value, options)
+        stream.send(step_id, tensors, options)
 
     def close(self):
         with self._lock:
@@ -302,10 +302,10 @@ class _PushStream:
                                         name=f"dtfnb-push-acks-{worker.address}")
         self._reader.start()
 
-    def send(self, step_id, key, value, options):
+    def send(self, step_id, tensors, options):
         if self.error is not None:
             raise self.error
-        self._queue.put((step_id, key, value, options))
+        self._queue.put((step_id, tensors, options))
 
     def _messages(self):
         yield wire.frame(worker_pb2.TensorPush(peer=shm.local_peer()))
@@ -322,8 +322,8 @@ class _PushStream:
 
     def _framed(self, items):
         groups = {}
-        for step_id, key, value, options in items:
-            groups.setdefault((step_id, options), []).append((key, value))
+        for step_id, tensors, options in items:
+            groups.setdefault((step_id, options), []).extend(tensors)
         for (step_id, options), tensors in groups.items():
             push = worker_pb2.TensorPush(step_id=step_id,
                                          released=wire.released.take(self._owner))
@@ -369,8 +369,13 @@ class Peers:
                                                             self._security)
             return worker
 
-    def push(self, device, step_id, key, value, options):
-        self.worker(device.rpartition("/device:")[0]).push(step_id, key, value, options)
+    def push(self, step_id, tensors, options):
+        """Sends [(device, key, value)] of a step, one batch per task."""
+        by_task = {}
+        for device, key, value in tensors:
+            by_task.setdefault(device.rpartition("/device:")[0], []).append((key, value))
+        for task, batch in by_task.items():
+            self.worker(task).push(step_id, batch, options)
 
     def close(self):
         with self._lock:
