@@ -138,6 +138,8 @@ def _pack(ctx, step, *values):
             raise _error(f"Shapes of all inputs must match: values[0].shape = {_dims(first)} "
                          f"!= values[{i}].shape = {_dims(v.shape)}")
     axis = _axis(ctx.attrs["axis"], len(first) + 1)
+    if axis == 0 and ctx.xp is np and values[0].dtype != object:
+        return np.array(values, dtype=values[0].dtype)  # as stack, in a tenth of the time
     return ctx.xp.stack(values, axis=axis)
 
 

@@ -16,9 +16,10 @@ from dtfnb.base.errors import InvalidArgumentError
 from dtfnb.kernels.registry import register_kernel
 
 _INT = re.compile(rb"\s*[+-]?\d+\s*")
-_FLOAT = re.compile(rb"""\s*[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|inf(?:inity)?|nan
-                         |0x(?:[0-9a-f]+\.?[0-9a-f]*|\.[0-9a-f]+)(?:p[+-]?\d+)?)\s*""",
-                    re.IGNORECASE | re.VERBOSE)
+_FLOAT = re.compile(rb"\s*[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|inf(?:inity)?|nan)\s*",
+                    re.IGNORECASE)
+_HEX_FLOAT = re.compile(rb"\s*[+-]?0x(?:[0-9a-f]+\.?[0-9a-f]*|\.[0-9a-f]+)(?:p[+-]?\d+)?\s*",
+                        re.IGNORECASE)
 _INT_RANGE = {np.int32: (-2**31, 2**31 - 1), np.int64: (-2**63, 2**63 - 1),
               np.uint32: (0, 2**32 - 1), np.uint64: (0, 2**64 - 1)}
 _QUOTE = ord('"')
@@ -50,20 +51,23 @@ def _parser(np_type):
         return parse_int
 
     def parse_float(text):
-        if not _FLOAT.fullmatch(text):
+        if _FLOAT.fullmatch(text):
+            return float(text)
+        if not _HEX_FLOAT.fullmatch(text):
             return None
-        if b"x" in text or b"X" in text:
-            try:
-                return float.fromhex(text.decode())
-            except OverflowError:
-                return -math.inf if text.lstrip().startswith(b"-") else math.inf
-        return float(text)
+        try:
+            return float.fromhex(text.decode())
+        except OverflowError:
+            return -math.inf if text.lstrip().startswith(b"-") else math.inf
     return parse_float
 
 
 def _columns(columns, types, shape):
     """Python values per column as arrays of `shape`; out of float32's range is inf."""
     with np.errstate(over="ignore"):
+        if shape == ():  # one record (a map function's): no reshapes
+            return [np.array(values[0], object if t is dtypes.string else t.as_numpy_dtype)
+                    for values, t in zip(columns, types)]
         return [np.array(values, object if t is dtypes.string else t.as_numpy_dtype)
                 .reshape(shape) for values, t in zip(columns, types)]
 
