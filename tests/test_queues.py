@@ -284,6 +284,20 @@ def test_timeouts_leave_the_session_usable():
         assert sess.run(q.dequeue()) == 4.
 
 
+def test_an_enqueue_and_a_dequeue_of_one_run_meet():
+    # Independent blocking ops of one step run side by side: the dequeue waits for the
+    # enqueue whichever comes first (a step of one thread would wait forever).
+    q = tf.FIFOQueue(1, tf.float32, shapes=[()])
+    dequeued, enqueue = q.dequeue(), q.enqueue(7.0)
+    with tf.Session(config=tf.ConfigProto(operation_timeout_in_ms=5000)) as sess:
+        assert sess.run([dequeued, enqueue])[0] == 7.0
+        assert sess.run([enqueue, dequeued])[1] == 7.0
+        # A chain of blocking ops (dequeue, then enqueue what it gave) runs in order.
+        sess.run(enqueue)
+        assert sess.run(q.enqueue(dequeued + 1.0)) is None
+        assert sess.run(dequeued) == 8.0
+
+
 def test_dequeue_many_larger_than_the_capacity_completes():
     q = tf.FIFOQueue(2, tf.int32, shapes=[()])
     with tf.Session() as sess:

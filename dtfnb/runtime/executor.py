@@ -98,10 +98,10 @@ class Executor:
         self._pending = pending
         self._roots = [i for i, count in enumerate(pending) if count == 0]
         self._receives = any(p.mode == _RECV for p in self._plan)
-        # With only inline kernels nothing can run concurrently or wait: a fixed
-        # topological order does the same work without counting dependencies.
-        self._sequence = (_topological_order(self._plan, pending)
-                          if all(p.mode == _INLINE for p in self._plan) else None)
+        # Without pool or receive nodes, and with blocking ones on one chain, a fixed
+        # order does the same work without counting dependencies (see _sequential_order).
+        self._sequence = (_sequential_order(self._plan, pending)
+                          if all(p.mode in (_INLINE, _BLOCKING) for p in self._plan) else None)
 
     def run(self, step, meanwhile=None):
         """Runs the partition to completion; raises the step's first error.
@@ -148,12 +148,26 @@ class Executor:
             raise step.error
 
 
-def _topological_order(plan, pending):
+def _sequential_order(plan, pending):
+    """A topological order in which each blocking node comes once everything else that
+    can run has run, so that what is left waits for it anyway: one thread running the
+    order waits only where TensorFlow would. None when two blocking nodes are ready
+    together (independent: one may wait for the other, as a dequeue for an enqueue of
+    the same step), which needs the concurrent run."""
     pending = list(pending)
     ready = [i for i, count in enumerate(pending) if count == 0]
+    blocked = []
     order = []
-    while ready:
-        i = ready.pop()
+    while ready or blocked:
+        if ready:
+            i = ready.pop()
+            if plan[i].mode == _BLOCKING:
+                blocked.append(i)
+                continue
+        elif len(blocked) > 1:
+            return None
+        else:
+            i = blocked.pop()
         order.append(plan[i])
         for j in plan[i].succ:
             pending[j] -= 1
