@@ -46,6 +46,8 @@ def test_every_applied_gradient_reports_the_step_it_was_computed_and_applied_at(
     watching.close()
     assert [(u.variable, u.computed_at_step, u.applied_at_step, u.dropped) for u in updates] \
         == [("w", 1, 1, False), ("b", 1, 1, False), ("w", 0, 2, False), ("b", 0, 2, False)]
+    # the loss minimize() took the gradients of, with w and b scaled by 0.8 each step
+    assert [u.loss for u in updates] == pytest.approx([3.36, 3.36, 2.1504, 2.1504])
     assert {u.device for u in updates} == {"/job:local/replica:0/task:0/device:CPU:0"}
     assert {u.worker for u in updates} == {"/job:local/replica:0/task:0"}
 

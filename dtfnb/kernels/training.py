@@ -121,7 +121,7 @@ def _apply_adagrad(ctx, step, var, accum, lr, grad):
 
 # -- staleness: the global step a gradient was computed at and the one it is applied at ----
 
-def _publish_updates(ctx, computed_at, applied_at, dropped):
+def _publish_updates(ctx, computed_at, applied_at, dropped, loss):
     events = ctx.device.events
     if events is None or not events.watching:
         return
@@ -130,25 +130,26 @@ def _publish_updates(ctx, computed_at, applied_at, dropped):
     for variable, device in zip(attrs["variables"], attrs["devices"]):
         events.publish(monitor_pb2.Event(variable_update=monitor_pb2.VariableUpdateEvent(
             variable=variable, device=device or ctx.device.name, computed_at_step=computed_at,
-            applied_at_step=applied_at, worker=worker, dropped=dropped)))
+            applied_at_step=applied_at, worker=worker, dropped=dropped,
+            loss=0.0 if loss is None else float(loss))))
 
 
 @register_kernel("RecordGradientStaleness", device="CPU")
-def _record_gradient_staleness(ctx, step, computed_at, global_step):
+def _record_gradient_staleness(ctx, step, computed_at, global_step, loss=None):
     events = ctx.device.events
     if events is not None and events.watching:  # nobody watches: nothing to read
-        _publish_updates(ctx, int(computed_at), int(value_of(global_step)), False)
+        _publish_updates(ctx, int(computed_at), int(value_of(global_step)), False, loss)
 
 
 @register_kernel("GradientStalenessGate", device="CPU")
-def _gradient_staleness_gate(ctx, step, computed_at, global_step):
+def _gradient_staleness_gate(ctx, step, computed_at, global_step, loss=None):
     attrs = ctx.attrs
     computed_at, applied_at = int(computed_at), int(value_of(global_step))
     staleness = applied_at - computed_at
     too_stale = 0 <= attrs["max_staleness"] < staleness
     warming_up = applied_at < attrs["warmup_steps"] and attrs["replica_id"] != 0
     dropped = too_stale or warming_up
-    _publish_updates(ctx, computed_at, applied_at, dropped)
+    _publish_updates(ctx, computed_at, applied_at, dropped, loss)
     if dropped:
         scale = 0.0
     elif attrs["scale_learning_rate"]:

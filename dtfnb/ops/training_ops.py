@@ -104,22 +104,26 @@ def _staleness_attrs(variables, worker):
             "devices": [v.device for v in variables], "worker": worker}
 
 
-def record_gradient_staleness(computed_at, global_step, variables, worker="", name=None):
+def record_gradient_staleness(computed_at, global_step, variables, worker="", loss=None,
+                              name=None):
     """An op reporting, for each of `variables`, the step its gradient was computed at and
-    the step it is applied at (when the task's event stream is watched)."""
-    return make_op("RecordGradientStaleness", [computed_at, _ref(global_step)], [],
+    the step it is applied at (when the task's event stream is watched), with the `loss`
+    the gradients were taken of, where known."""
+    return make_op("RecordGradientStaleness",
+                   [computed_at, _ref(global_step)] + ([] if loss is None else [loss]), [],
                    name=name or "RecordGradientStaleness",
                    attrs=_staleness_attrs(variables, worker))
 
 
 def gradient_staleness_gate(computed_at, global_step, variables, worker="", max_staleness=-1,
                             warmup_steps=0, replica_id=0, scale_learning_rate=False,
-                            name=None):
+                            loss=None, name=None):
     """Decides whether gradients computed at `computed_at` are applied now; reports them as
     `record_gradient_staleness` does. Returns (scale, increment): the float32 factor for
     the gradients (0 when dropped, 1/staleness when `scale_learning_rate`) and what to add
     to the global step (0 when dropped, else 1)."""
-    op = make_op("GradientStalenessGate", [computed_at, _ref(global_step)],
+    op = make_op("GradientStalenessGate",
+                 [computed_at, _ref(global_step)] + ([] if loss is None else [loss]),
                  [dtypes.float32, global_step.dtype.base_dtype],
                  name=name or "GradientStalenessGate",
                  attrs={**_staleness_attrs(variables, worker),

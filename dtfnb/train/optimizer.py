@@ -50,12 +50,13 @@ def updates_of(finish):
     return [finish]
 
 
-def record_staleness(global_step, grads_and_vars):
+def record_staleness(global_step, grads_and_vars, loss=None):
     """The op reporting the global step each gradient was computed at (read when the step
-    starts) and the one it is applied at, on the event stream of global_step's task."""
+    starts) and the one it is applied at, with the loss where known, on the event stream
+    of global_step's task."""
     return training_ops.record_gradient_staleness(
         global_step.value(), global_step, [v for g, v in grads_and_vars if g is not None],
-        computing_task(grads_and_vars), name="record_staleness")
+        computing_task(grads_and_vars), loss=loss, name="record_staleness")
 
 
 def _create_slot(primary, initializer, shape, dtype, op_name):
@@ -84,6 +85,8 @@ class Optimizer:
     # Whether apply_gradients with a global step reports each gradient's staleness; off
     # where a wrapper's own ops report it (SyncReplicasOptimizer's accumulators).
     _reports_staleness = True
+    # The loss of the minimize() under way, which the staleness records carry along.
+    _minimized_loss = None
 
     def __init__(self, use_locking, name):
         if not name:
@@ -114,7 +117,11 @@ class Optimizer:
                 "No gradients provided for any variable, check your graph for ops that do not "
                 f"support gradients, between variables {[str(v) for _, v in grads_and_vars]} "
                 f"and loss {loss}.")
-        return self.apply_gradients(grads_and_vars, global_step=global_step, name=name)
+        self._minimized_loss = loss if isinstance(loss, Tensor) else None
+        try:
+            return self.apply_gradients(grads_and_vars, global_step=global_step, name=name)
+        finally:
+            self._minimized_loss = None
 
     def compute_gradients(self, loss, var_list=None, gate_gradients=GATE_OP,
                           aggregation_method=None, colocate_gradients_with_ops=False,
@@ -188,7 +195,8 @@ class Optimizer:
                     finished = updates_of(self._finish(update_ops, "update"))
                     if self._reports_staleness:
                         with graph.control_dependencies(finished):
-                            finished = [record_staleness(global_step, converted)]
+                            finished = [record_staleness(global_step, converted,
+                                                         self._minimized_loss)]
                     with graph.control_dependencies(finished), \
                             graph.colocate_with(global_step.op):
                         apply_updates = state_ops.assign_add(global_step, 1, name=scope)

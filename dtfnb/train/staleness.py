@@ -75,7 +75,8 @@ class StalenessAwareOptimizer(Optimizer):
                     global_step.value(), global_step,
                     [v for g, v in grads_and_vars if g is not None],
                     computing_task(grads_and_vars), self._max_staleness, self._warmup_steps,
-                    self._replica_id, self._scale_learning_rate, name="gate")
+                    self._replica_id, self._scale_learning_rate, loss=self._minimized_loss,
+                    name="gate")
             scaled = []
             for grad, var in grads_and_vars:
                 if grad is not None:

@@ -130,8 +130,11 @@ def test_staleness_plot_of_a_real_training_run(server):
         sess.run(train)
         sess.run(train, feed_dict={step.value(): 0})   # read a step ago: 1 stale
         assert poll_for(lambda: sum(map(len, plot.staleness.points.values())) == 2)
-    assert [(s, stale) for s, stale, _ in plot.staleness.points["/job:ps/replica:0/task:0"]] \
-        == [(0, 0), (1, 1)]
+    points = plot.staleness.points["/job:ps/replica:0/task:0"]
+    assert [(s, stale) for s, stale, _ in points] == [(0, 0), (1, 1)]
+    # minimize's loss comes along: 1 + 4 + 0.25, then with w and b scaled by 0.8
+    assert [loss for _, _, loss in points] == pytest.approx([5.25, 3.36])
+    assert plot.staleness.has_loss()
 
 
 def test_cluster_view_health_and_a_traced_timeline():
