@@ -78,6 +78,13 @@ class BaseSession:
     def sess_str(self):
         return self._target
 
+    @property
+    def events(self):
+        """dtfnb: the EventLog of this session's master where it runs in this process (a
+        local session, or one on a server of this process); None for a remote master,
+        whose task's events are watched over gRPC instead."""
+        return getattr(self._master, "events", None)
+
     def list_devices(self):
         return [_DeviceAttributes(d) for d in self._master.list_devices(self._handle)]
 

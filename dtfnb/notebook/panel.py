@@ -100,9 +100,8 @@ class Panel:
             if not server.stopped.is_set():
                 sources[("log", id(server.events))] = server.events
         for session in self._user_objects(BaseSession):
-            master = session._master   # a master of this process keeps its events here
-            if hasattr(master, "events"):
-                sources.setdefault(("log", id(master.events)), master.events)
+            if session.events is not None:
+                sources.setdefault(("log", id(session.events)), session.events)
         return sources
 
     def _user_objects(self, cls):

@@ -31,9 +31,7 @@ def event_streams(source, kinds=()):
     if isinstance(source, Server):
         source = source.events
     elif isinstance(source, BaseSession):
-        # A local session, or one on a server of this process, has its master here.
-        master = source._master
-        source = master.events if hasattr(master, "events") else source.sess_str
+        source = source.events if source.events is not None else source.sess_str
     elif isinstance(source, str):
         server = running_server(source)
         if server is not None:
