@@ -10,10 +10,11 @@ import numpy as np
 
 from dtfnb.base import dtypes
 from dtfnb.base.shapes import TensorShape, as_shape, scalar, unknown_shape
-from dtfnb.framework.convert import convert_to_tensor, register_tensor_conversion_function
+from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import constant_op
+from dtfnb.ops.autopacking import contains_tensor
 from dtfnb.ops.building import graph_of, make_op, make_tensor
 
 newaxis = None
@@ -103,7 +104,7 @@ def normalize_axis(op, axis, rank):
 
 def _int_tensor(value, name=None, dtype=dtypes.int32):
     """An index tensor: int32 unless `value` holds tensors, whose dtype (int64 too) it keeps."""
-    if _contains_tensor(value):
+    if contains_tensor(value):
         return convert_to_tensor(value)
     return convert_to_tensor(value, dtype=dtype, name=name)
 
@@ -754,55 +755,3 @@ def broadcast_gradient_args(s0, s1, name=None):
     op = make_op("BroadcastGradientArgs", [s0, s1], [s0.dtype, s0.dtype],
                  name=name or "BroadcastGradientArgs", attrs={"T": s0.dtype})
     return op.outputs
-
-
-# -- list-of-tensors conversion --------------------------------------------------------
-
-def _contains_tensor(value):
-    if isinstance(value, Tensor) or hasattr(value, "_variable"):
-        return True
-    if isinstance(value, (list, tuple)):
-        return any(_contains_tensor(v) for v in value)
-    return False
-
-
-def _graph_of_nested(value):
-    if isinstance(value, (list, tuple)):
-        for item in value:
-            if _contains_tensor(item):
-                return _graph_of_nested(item)
-    return value.graph
-
-
-def _first_dtype(value):
-    if isinstance(value, Tensor) or hasattr(value, "_variable"):
-        return value.dtype.base_dtype
-    if isinstance(value, (list, tuple)):
-        for item in value:
-            found = _first_dtype(item)
-            if found is not None:
-                return found
-    return None
-
-
-def _pack_nested(value, dtype, name):
-    if not isinstance(value, (list, tuple)) or not _contains_tensor(value):
-        return convert_to_tensor(value, dtype=dtype)
-    with _graph_of_nested(value).name_scope(name) as scope:
-        items = [_pack_nested(v, dtype, "packed") for v in value]
-        return make_tensor("Pack", items, dtype, name=scope,
-                           attrs={"T": dtype, "N": len(items), "axis": 0})
-
-
-def _autopacking_conversion(value, dtype=None, name=None, as_ref=False):
-    """Lists that hold Tensors become Pack ops; other lists become constants."""
-    if not _contains_tensor(value):
-        return constant_op.constant(value, dtype=dtype, name=name or "Const")
-    inner = _first_dtype(value)
-    if dtype is not None and dtypes.as_dtype(dtype).base_dtype != inner:
-        raise TypeError(f"Cannot convert a list containing a tensor of dtype {inner.name} to "
-                        f"{dtypes.as_dtype(dtype).name} (Tensor is: {value!r})")
-    return _pack_nested(value, inner, name or "packed")
-
-
-register_tensor_conversion_function((list, tuple), _autopacking_conversion, priority=99)
