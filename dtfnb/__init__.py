@@ -85,9 +85,9 @@ from dtfnb.ops.data_flow_ops import (
     FIFOQueue, PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue)
 
 # conditional accumulators (SyncReplicasOptimizer's) and sparse gradients
+from dtfnb.framework.indexed_slices import IndexedSlices
 from dtfnb.ops.accumulator_ops import (
-    ConditionalAccumulator, ConditionalAccumulatorBase, IndexedSlices,
-    SparseConditionalAccumulator)
+    ConditionalAccumulator, ConditionalAccumulatorBase, SparseConditionalAccumulator)
 
 # readers
 from dtfnb.ops.io_ops import (

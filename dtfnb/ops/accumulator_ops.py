@@ -1,4 +1,4 @@
-"""ConditionalAccumulator and SparseConditionalAccumulator, and the IndexedSlices they take.
+"""ConditionalAccumulator and SparseConditionalAccumulator.
 
 An accumulator is a stateful handle op (dtype resource) whose resource lives in the
 task that runs it, shared by `shared_name` within a container, as queues are; every
@@ -11,9 +11,10 @@ import collections
 from dtfnb.base import dtypes as _dtypes
 from dtfnb.base.device_spec import DeviceSpec
 from dtfnb.base.shapes import TensorShape, as_shape, scalar, unknown_shape
-from dtfnb.framework.convert import convert_to_tensor, register_tensor_conversion_function
+from dtfnb.framework.convert import convert_to_tensor
+from dtfnb.framework.indexed_slices import IndexedSlices
 from dtfnb.framework.registry import NotDifferentiable, define_op
-from dtfnb.ops import math_ops, slicing_ops
+from dtfnb.ops import math_ops
 from dtfnb.ops.building import make_op, make_tensor
 
 _HANDLES = ("ConditionalAccumulator", "SparseConditionalAccumulator")
@@ -31,67 +32,6 @@ for _op in _HANDLES + ("AccumulatorApplyGradient", "SparseAccumulatorApplyGradie
                        "SparseAccumulatorTakeGradient", "AccumulatorNumAccumulated"):
     NotDifferentiable(_op)
 
-
-class IndexedSlices:
-    """A sparse gradient: the rows `indices` of a tensor of shape `dense_shape` are `values`.
-
-    Converting one to a Tensor sums its rows into the dense shape, as TensorFlow does.
-    """
-
-    def __init__(self, values, indices, dense_shape=None):
-        self._values = values
-        self._indices = indices
-        self._dense_shape = dense_shape
-
-    @property
-    def values(self):
-        return self._values
-
-    @property
-    def indices(self):
-        return self._indices
-
-    @property
-    def dense_shape(self):
-        return self._dense_shape
-
-    @property
-    def name(self):
-        return self._values.name
-
-    @property
-    def dtype(self):
-        return self._values.dtype
-
-    @property
-    def op(self):
-        return self._values.op
-
-    @property
-    def graph(self):
-        return self._values.graph
-
-    @property
-    def device(self):
-        return self._values.device
-
-    def __repr__(self):
-        shape = "" if self._dense_shape is None else f", dense_shape={self._dense_shape}"
-        return f"IndexedSlices(indices={self._indices}, values={self._values}{shape})"
-
-
-def _indexed_slices_to_tensor(value, dtype=None, name=None, as_ref=False):
-    if dtype is not None and not dtype.is_compatible_with(value.dtype):
-        raise ValueError(f"Tensor conversion requested dtype {dtype.name} for IndexedSlices "
-                         f"with dtype {value.dtype.name}")
-    if value.dense_shape is None:
-        raise ValueError(f"Tensor conversion requested for IndexedSlices without dense_shape: "
-                         f"{value}")
-    return slicing_ops.unsorted_segment_sum(value.values, value.indices,
-                                            value.dense_shape[0], name=name)
-
-
-register_tensor_conversion_function(IndexedSlices, _indexed_slices_to_tensor)
 
 SparseTakeGradient = collections.namedtuple("SparseAccumulatorTakeGradient",
                                             ["indices", "values", "shape"])

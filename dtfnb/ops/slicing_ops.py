@@ -8,7 +8,8 @@ import numpy as np
 
 from dtfnb.base import dtypes
 from dtfnb.base.shapes import TensorShape, unknown_shape
-from dtfnb.framework.convert import convert_to_tensor
+from dtfnb.framework.convert import convert_to_tensor, register_tensor_conversion_function
+from dtfnb.framework.indexed_slices import IndexedSlices
 from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import constant_op
@@ -468,3 +469,17 @@ def boolean_mask(tensor, mask, name="boolean_mask", axis=None):
         mask = reshape(mask, [-1])
         indices = squeeze(where(mask), axis=[1])
         return gather(tensor, indices, axis=axis)
+
+
+def _indexed_slices_to_tensor(value, dtype=None, name=None, as_ref=False):
+    if dtype is not None and not dtype.is_compatible_with(value.dtype):
+        raise ValueError(f"Tensor conversion requested dtype {dtype.name} for IndexedSlices "
+                         f"with dtype {value.dtype.name}")
+    if value.dense_shape is None:
+        raise ValueError(f"Tensor conversion requested for IndexedSlices without dense_shape: "
+                         f"{value}")
+    return unsorted_segment_sum(value.values, value.indices, value.dense_shape[0],
+                                name=name)
+
+
+register_tensor_conversion_function(IndexedSlices, _indexed_slices_to_tensor)

@@ -15,13 +15,10 @@ import logging
 from dtfnb.base import errors
 from dtfnb.base.dtypes import int32
 from dtfnb.framework.graph_keys import GraphKeys
+from dtfnb.framework.indexed_slices import IndexedSlices
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import array_ops, control_flow_ops, state_ops
-from dtfnb.ops.accumulator_ops import (
-    ConditionalAccumulator,
-    IndexedSlices,
-    SparseConditionalAccumulator,
-)
+from dtfnb.ops.accumulator_ops import ConditionalAccumulator, SparseConditionalAccumulator
 from dtfnb.ops.data_flow_ops import FIFOQueue
 from dtfnb.ops.variables import Variable, global_variables, report_uninitialized_variables
 from dtfnb.train.optimizer import Optimizer

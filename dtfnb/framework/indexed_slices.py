@@ -1,0 +1,53 @@
+"""IndexedSlices: a sparse gradient, as rows of a dense tensor.
+
+Its conversion to a dense Tensor (a sum of the rows) needs an op, so ops/slicing_ops.py
+registers it, beside unsorted_segment_sum.
+"""
+
+
+class IndexedSlices:
+    """A sparse gradient: the rows `indices` of a tensor of shape `dense_shape` are `values`.
+
+    Converting one to a Tensor sums its rows into the dense shape, as TensorFlow does.
+    """
+
+    def __init__(self, values, indices, dense_shape=None):
+        self._values = values
+        self._indices = indices
+        self._dense_shape = dense_shape
+
+    @property
+    def values(self):
+        return self._values
+
+    @property
+    def indices(self):
+        return self._indices
+
+    @property
+    def dense_shape(self):
+        return self._dense_shape
+
+    @property
+    def name(self):
+        return self._values.name
+
+    @property
+    def dtype(self):
+        return self._values.dtype
+
+    @property
+    def op(self):
+        return self._values.op
+
+    @property
+    def graph(self):
+        return self._values.graph
+
+    @property
+    def device(self):
+        return self._values.device
+
+    def __repr__(self):
+        shape = "" if self._dense_shape is None else f", dense_shape={self._dense_shape}"
+        return f"IndexedSlices(indices={self._indices}, values={self._values}{shape})"
