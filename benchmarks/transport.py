@@ -13,8 +13,10 @@ TensorFlow). Printed, as medians of interleaved rounds:
    variables that live on the ps task, through the same session; dtfnb both with its
    shared-memory path (default) and without (`ConfigProto(disable_shared_memory=True)`);
 3. floors measured in the same run: a raw grpcio unary round trip (8 bytes, identity
-   serializers, server in another process), a raw grpcio unary download of the same
-   sizes as bytes, and `np.copyto` into a pre-faulted buffer;
+   serializers, server in another process), the same round trip over a Unix socket
+   to that process (what a same-host transport without gRPC could reach), a raw
+   grpcio unary download of the same sizes as bytes, and `np.copyto` into a
+   pre-faulted buffer;
 
 then the targets as ratio lines. Every subprocess is stopped on exit. Nothing is
 installed: TensorFlow is used only where it already is.
@@ -26,8 +28,10 @@ import json
 import math
 import os
 import signal
+import socket
 import statistics
 import sys
+import threading
 import time
 
 import numpy as np
@@ -141,13 +145,27 @@ _GRPC_OPTIONS = [("grpc.max_send_message_length", -1),
                  ("grpc.max_receive_message_length", -1)]
 
 
+def _unix_echo(listener):
+    """Answers each 8-byte message on each connection with itself."""
+    while True:
+        connection, _ = listener.accept()
+        with connection:
+            while message := connection.recv(8):
+                connection.sendall(message)
+
+
 def grpc_floor_main(port):
-    """`--grpc-floor-server PORT`: unary Echo and Download with identity serializers."""
+    """`--grpc-floor-server PORT`: unary Echo and Download with identity serializers, and
+    an echo on the Unix socket _unix_path(PORT)."""
     from concurrent import futures
 
     import grpc
 
     watch_parent()
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(_unix_path(port))
+    listener.listen()
+    threading.Thread(target=_unix_echo, args=(listener,), daemon=True).start()
     payloads = {str(mb * MB).encode(): b"\x01" * (mb * MB) for mb in SIZES_MB}
     handler = grpc.method_handlers_generic_handler("floor", {
         "Echo": grpc.unary_unary_rpc_method_handler(lambda request, context: request),
@@ -160,6 +178,10 @@ def grpc_floor_main(port):
     server.start()
     signal.signal(signal.SIGTERM, lambda *_: server.stop(0))
     server.wait_for_termination()
+
+
+def _unix_path(port):
+    return f"\0dtfnb-transport-floor-{port}"  # abstract: nothing left on disk
 
 
 class _Floors:
@@ -177,6 +199,15 @@ class _Floors:
         if echo(message) != message:
             raise AssertionError("grpcio echo")
         self.measures = {"grpc echo": _timer(lambda: echo(message))}
+        self._unix = socket.socket(socket.AF_UNIX)
+        self._unix.connect(_unix_path(port))
+        atexit.register(self._unix.close)
+
+        def unix_echo():
+            self._unix.sendall(message)
+            if self._unix.recv(8) != message:
+                raise AssertionError("unix echo")
+        self.measures["unix echo"] = _timer(unix_echo)
         for mb in SIZES_MB:
             request = str(mb * MB).encode()
             if len(download(request)) != mb * MB:
@@ -207,7 +238,8 @@ def _plan():
     """(key, side, workload name, warm-up reps) in the order each round measures them."""
     plan = [("remote op", "dtfnb", "remote op", LATENCY_WARMUP),
             ("remote op tf", "tensorflow", "remote op", LATENCY_WARMUP),
-            ("grpc echo", "floor", "grpc echo", LATENCY_WARMUP)]
+            ("grpc echo", "floor", "grpc echo", LATENCY_WARMUP),
+            ("unix echo", "floor", "unix echo", LATENCY_WARMUP)]
     for mb in SIZES_MB:
         plan += [(f"{mb} shm", "dtfnb", f"fetch {mb} MB", FETCH_WARMUP),
                  (f"{mb} no-shm", "dtfnb", f"fetch {mb} MB no-shm", FETCH_WARMUP),
@@ -261,11 +293,11 @@ def report(medians, where, rounds):
     print(f"medians of {rounds} interleaved rounds; ratio > 1x: dtfnb is better")
     print()
     print(f"{'remote op latency (µs)':<34}{'dtfnb':>10}{'TensorFlow':>12}{'TF/dtfnb':>10}"
-          f"{'grpcio 8 B echo':>17}")
+          f"{'grpcio 8 B echo':>17}{'unix 8 B echo':>15}")
     lat, lat_tf, echo = us("remote op"), us("remote op tf"), us("grpc echo")
     print(f"{'sess.run(v + 1.0) on /job:ps/task:0':<34}{cell(lat, '.1f', 10)}"
           f"{cell(lat_tf, '.1f', 12)}{times(ratio(lat_tf, lat), 10)}"
-          f"{cell(echo, '.1f', 17)}")
+          f"{cell(echo, '.1f', 17)}{cell(us('unix echo'), '.1f', 15)}")
     print()
     print("fetch a float32 variable from /job:ps/task:0 (GB/s, 1 MB = 2^20 B)")
     print(f"{'size':<8}{'dtfnb shm':>11}{'dtfnb no-shm':>14}{'TensorFlow':>12}"
