@@ -11,6 +11,7 @@ cleanly on SIGTERM or SIGINT (and, with --exit-with-parent, when its parent dies
 
 import argparse
 import ctypes
+import faulthandler
 import json
 import logging
 import os
@@ -23,6 +24,7 @@ from dtfnb.distributed.server import Server, task_name
 from dtfnb.protos import config_pb2
 
 log = logging.getLogger("dtfnb.server")
+_STOP_REPORT_SECONDS = 10
 
 
 def _parse(argv):
@@ -94,13 +96,20 @@ def main(argv=None):
                                     emulated_gpus=args.emulated_gpus,
                                     intra_op_parallelism_threads=args.intra_op_threads)
     server = Server(cluster, job, task, config=config)
+
+    def stop(*_):
+        # A stop that hangs says where: every thread's stack goes to stderr after 10 s.
+        faulthandler.dump_traceback_later(_STOP_REPORT_SECONDS, exit=False)
+        threading.Thread(target=server.stop).start()
+
     for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: threading.Thread(target=server.stop).start())
+        signal.signal(signum, stop)
     if args.exit_with_parent is not None:
         threading.Thread(target=_watch_parent, args=(server, args.exit_with_parent or parent),
                          daemon=True).start()
     log.info("%s serving at %s", task_name(job, task), server.target)
     server.join()
+    faulthandler.cancel_dump_traceback_later()
     log.info("%s stopped", task_name(job, task))
 
 

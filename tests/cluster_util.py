@@ -76,5 +76,7 @@ def stop_processes(procs):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+            if proc.stderr:  # a task that hangs in stop prints its threads' stacks there
+                proc.stop_report = proc.stderr.read()[-6000:]
         if proc.stderr:
             proc.stderr.close()

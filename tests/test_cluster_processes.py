@@ -31,7 +31,8 @@ def chapter_cluster():
     with task_processes(cluster) as procs:
         yield cluster, procs
     for proc in procs.values():
-        assert proc.returncode == 0, "a task did not exit cleanly on SIGTERM"
+        assert proc.returncode == 0, ("a task did not exit cleanly on SIGTERM:\n"
+                                      + getattr(proc, "stop_report", ""))
 
 
 def target(cluster, job, task):
