@@ -139,8 +139,8 @@ class Executor:
                 if stats is not None:
                     stats.record(node.name, start, time.perf_counter(),
                                  slots[node.out_base:node.out_base + node.n_out])
-                if step.deadline is not None:
-                    step.remaining()
+                # No deadline check here: blocking kernels honour it while they wait, and
+                # failing a step after a dequeue took its items would lose them.
         except BaseException as exc:  # every failure aborts the step, never a hang
             step.abort(_as_op_error(exc, node.ctx.attrs.get("source_node", node.name)))
         step.flush()
