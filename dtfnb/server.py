@@ -109,8 +109,7 @@ def main(argv=None):
                          daemon=True).start()
     log.info("%s serving at %s", task_name(job, task), server.target)
     server.join()
-    faulthandler.cancel_dump_traceback_later()
-    log.info("%s stopped", task_name(job, task))
+    log.info("%s stopped", task_name(job, task))  # the report stays armed for the exit
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import numpy as np
 import threadpoolctl
 
 from dtfnb.base import dtypes
-from dtfnb.base.errors import AbortedError
+from dtfnb.base.errors import AbortedError, CancelledError
 from dtfnb.runtime.executor import Executor, SessionState
 from dtfnb.runtime.functions import FunctionLibrary
 from dtfnb.runtime.rendezvous import RendezvousTable
@@ -158,9 +158,14 @@ class Worker:
                 device.resource_mgr.cleanup(container)
 
     def close(self):
+        """Aborts the steps still running here (another task's master may never end them),
+        then frees the graphs and the devices' threads."""
         with self._lock:
             self._graphs.clear()
             self._sessions.clear()
+            running = list(self._running.values())
+        for step in running:
+            step.abort(CancelledError(None, None, "The task is stopping."))
         for device in self.devices.values():
             device.close()
 
