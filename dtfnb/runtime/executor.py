@@ -130,15 +130,7 @@ class Executor:
             for node in self._sequence:
                 if step.error is not None:
                     break
-                start = time.perf_counter() if stats is not None else 0.0
-                out = node.fn(node.ctx, step, *[slots[s] for s in node.in_slots])
-                if node.n_out == 1:
-                    slots[node.out_base] = out
-                elif node.n_out > 1:
-                    slots[node.out_base:node.out_base + node.n_out] = out
-                if stats is not None:
-                    stats.record(node.name, start, time.perf_counter(),
-                                 slots[node.out_base:node.out_base + node.n_out])
+                _execute(node, step, slots, stats)
                 # No deadline check here: blocking kernels honour it while they wait, and
                 # failing a step after a dequeue took its items would lose them.
         except BaseException as exc:  # every failure aborts the step, never a hang
@@ -146,6 +138,19 @@ class Executor:
         step.flush()
         if step.error is not None:
             raise step.error
+
+
+def _execute(node, step, slots, stats):
+    """Runs one node's kernel on its input slots and stores its outputs in `slots`."""
+    start = time.perf_counter() if stats is not None else 0.0
+    out = node.fn(node.ctx, step, *[slots[s] for s in node.in_slots])
+    if node.n_out == 1:
+        slots[node.out_base] = out
+    elif node.n_out > 1:
+        slots[node.out_base:node.out_base + node.n_out] = out
+    if stats is not None:
+        stats.record(node.name, start, time.perf_counter(),
+                     slots[node.out_base:node.out_base + node.n_out])
 
 
 def _sequential_order(plan, pending):
@@ -274,15 +279,7 @@ class _Run:
             if node.mode == _BLOCKING:
                 step.flush()  # what it waits for may depend on them
             try:
-                start = time.perf_counter() if self.stats is not None else 0.0
-                out = node.fn(node.ctx, step, *[slots[s] for s in node.in_slots])
-                if node.n_out == 1:
-                    slots[node.out_base] = out
-                elif node.n_out > 1:
-                    slots[node.out_base:node.out_base + node.n_out] = out
-                if self.stats is not None:
-                    self.stats.record(node.name, start, time.perf_counter(),
-                                      slots[node.out_base:node.out_base + node.n_out])
+                _execute(node, step, slots, self.stats)
             except BaseException as exc:  # every failure aborts the step, never a hang
                 step.abort(_as_op_error(exc, node.ctx.attrs.get("source_node", node.name)))
                 self._finish_aborted()
