@@ -64,12 +64,11 @@ def _parser(np_type):
 
 def _columns(columns, types, shape):
     """Python values per column as arrays of `shape`; out of float32's range is inf."""
+    np_types = [object if t is dtypes.string else t.as_numpy_dtype for t in types]
     with np.errstate(over="ignore"):
         if shape == ():  # one record (a map function's): no reshapes
-            return [np.array(values[0], object if t is dtypes.string else t.as_numpy_dtype)
-                    for values, t in zip(columns, types)]
-        return [np.array(values, object if t is dtypes.string else t.as_numpy_dtype)
-                .reshape(shape) for values, t in zip(columns, types)]
+            return [np.array(values[0], t) for values, t in zip(columns, np_types)]
+        return [np.array(values, t).reshape(shape) for values, t in zip(columns, np_types)]
 
 
 def _split_fields(record, delim, use_quote, cols):
