@@ -199,7 +199,7 @@ class Master:
         specs = [DeviceSpec.from_string(f) for f in filters]
         devices = []
         for worker in self._workers:
-            task = self.task_spec if not worker.remote else DeviceSpec.from_string(worker.task)
+            task = DeviceSpec.from_string(self._task_of(worker))
             if specs and not any(_matches(spec, task, _TASK_FIELDS) for spec in specs):
                 continue
             devices.extend(d for d in worker.list_devices()
@@ -211,6 +211,10 @@ class Master:
         """The devices a session may use (all, without a handle): TensorFlow's ListDevices."""
         filters = self.session(session_handle).device_filters if session_handle else ()
         return self.devices(filters)
+
+    def _task_of(self, worker):
+        """"/job:ps/replica:0/task:0": known without asking the task, which may be down."""
+        return worker.task if worker.remote else self.task_spec.to_string()
 
     def local_device_names(self):
         return {name for worker in self._workers if not worker.remote for name in worker.devices}
@@ -264,7 +268,7 @@ class Master:
         graphs = []
         for worker in self._workers:
             # Asks only the tasks that run something: another may be down (device_filters).
-            task = worker.task if worker.remote else self.task_spec.to_string()
+            task = self._task_of(worker)
             mine = {d: nodes for d, nodes in partitions.items()
                     if d.rpartition("/device:")[0] == task}
             if mine:
