@@ -137,8 +137,9 @@ class MasterSession:
                                        "feed_devices or fetch_devices was not found in the Graph")
         return node_name, index
 
-    def run(self, feeds, fetches, targets, options=None, run_metadata=None):
-        """Runs one step: `feeds` maps tensor names to arrays; returns the fetched arrays."""
+    def run(self, feeds, fetches, targets, options=None, run_metadata=None, started=None):
+        """Runs one step: `feeds` maps tensor names to arrays; returns the fetched arrays.
+        `started(step)`, if given, learns of the step before it runs (to abort it)."""
         plan = self._plan(tuple(feeds), tuple(fetches), tuple(targets))
         timeout = (options.timeout_in_ms if options is not None and options.timeout_in_ms
                    else self._config.operation_timeout_in_ms)
@@ -146,6 +147,8 @@ class MasterSession:
                    and options.trace_level == config_pb2.RunOptions.FULL_TRACE)
         stats = StepStatsCollector() if tracing else None
         step = Step(timeout, feeds, stats)
+        if started is not None:
+            started(step)
         start, error = time.time(), None
         self._active_steps.add(step)
         try:
@@ -239,8 +242,10 @@ class Master:
     def extend_session(self, handle, graph_def):
         self.session(handle).extend(graph_def)
 
-    def run_step(self, handle, feeds, fetches, targets, options=None, run_metadata=None):
-        return self.session(handle).run(feeds, fetches, targets, options, run_metadata)
+    def run_step(self, handle, feeds, fetches, targets, options=None, run_metadata=None,
+                 started=None):
+        return self.session(handle).run(feeds, fetches, targets, options, run_metadata,
+                                        started)
 
     def active_steps(self):
         return sum(len(session._active_steps) for session in list(self._sessions.values()))

@@ -9,7 +9,7 @@ import threading
 import grpc
 
 from dtfnb.distributed.transport import rpc, wire
-from dtfnb.distributed.transport.services import _handlers
+from dtfnb.distributed.transport.services import grpc_handler, service_methods
 from dtfnb.protos import monitor_pb2
 
 
@@ -45,7 +45,8 @@ class MonitorServicer:
 
     def handler(self):
         """The generic gRPC handler, for `start_server(extra_handlers=...)`."""
-        return _handlers("MonitorService", self, monitor_pb2)
+        return grpc_handler("MonitorService",
+                            service_methods("MonitorService", self, monitor_pb2))
 
 
 class Watch:

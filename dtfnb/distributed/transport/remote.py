@@ -1,4 +1,4 @@
-"""Clients of other tasks over gRPC.
+"""Clients of other tasks, over gRPC or, on one host, a Unix socket.
 
 RemoteWorker is a master's view of a worker in another task (and the stream that
 pushes tensors to it); Peers is a task's table of the other tasks; RemoteMaster is
@@ -6,14 +6,11 @@ a session's view of a master in another process.
 """
 
 import logging
-import queue
 import threading
 
-import grpc
-
 from dtfnb.base.device_spec import DeviceSpec
-from dtfnb.base.errors import DeadlineExceededError, UnavailableError
-from dtfnb.distributed.transport import rpc, shm, streams, wire
+from dtfnb.base.errors import DeadlineExceededError, OpError, UnavailableError
+from dtfnb.distributed.transport import local, rpc, shm, streams, wire
 from dtfnb.distributed.worker import TransferOptions
 from dtfnb.protos import graph_pb2, master_pb2, worker_pb2
 
@@ -23,7 +20,6 @@ log = logging.getLogger("dtfnb.distributed")
 # DeadlineExceededError (naming what timed out) usually arrives before the transport's.
 _GRACE_SECONDS = 1.0
 _WAIT_LOG_EVERY = 10   # seconds between "still waiting" lines while a task is not up
-_PUSH_BATCH = 64
 
 
 def _fetched(value):
@@ -46,45 +42,27 @@ class RemoteDevice:
 
 
 class _Connection:
-    """Framed calls to one task's services."""
+    """Calls to one task's services: over gRPC until GetStatus shows the task on this
+    host with a Unix socket, then over that."""
 
     def __init__(self, address, security, where):
         self.address = address
         self.where = where
-        self._channel = security.channel(address)
-        self._metadata = security.metadata()
-        self._methods = {}
+        self._grpc = rpc.GrpcChannel(address, security, where)
+        self._token = security.token
+        self.channel = self._grpc
         self._status = None
-
-    def _method(self, name):
-        method = self._methods.get(name)
-        if method is None:
-            service, descriptor = _METHODS[name]
-            kind = ("stream_" if descriptor.client_streaming else "unary_") + \
-                ("stream" if descriptor.server_streaming else "unary")
-            method = getattr(self._channel, kind)(f"/dtfnb.{service}/{name}")
-            self._methods[name] = method
-        return method
+        self._status_lock = threading.Lock()
 
     def fetch_streams(self, incoming, timeout=None):
         """Fills the streamed tensors of a reply (see streams.py)."""
         for ticket, array in incoming.streams:
             request = wire.frame(worker_pb2.FetchTensorRequest(ticket=ticket))
-            replies = self._method("FetchTensor")(request, timeout=timeout,
-                                                  metadata=self._metadata)
-            try:
-                streams.fill(array, (wire.unframe(data, worker_pb2.TensorChunk)[1]
-                                     for data in replies))
-            except grpc.RpcError as err:
-                raise rpc.as_op_error(err, self.where) from None
+            streams.fill(array, (wire.unframe(data, worker_pb2.TensorChunk)[1] for data in
+                                 self.channel.stream_from("FetchTensor", request, timeout)))
 
-    def _call(self, name, request, response_type, payloads=(), timeout=None,
-              wait_for_ready=None):
-        try:
-            data = self._method(name)(wire.frame(request, payloads), timeout=timeout,
-                                      metadata=self._metadata, wait_for_ready=wait_for_ready)
-        except grpc.RpcError as err:
-            raise rpc.as_op_error(err, self.where) from None
+    def _call(self, name, request, response_type, payloads=(), timeout=None):
+        data = self.channel.call(name, wire.frame(request, payloads), timeout=timeout)
         return wire.unframe(data, response_type)
 
     def status(self, wait=True):
@@ -95,29 +73,42 @@ class _Connection:
         request, waited = wire.frame(worker_pb2.GetStatusRequest()), 0
         while True:
             try:
-                data = self._method("GetStatus")(request, timeout=1.0 if wait else 10.0,
-                                                 metadata=self._metadata, wait_for_ready=wait)
+                data = self._grpc.call("GetStatus", request, timeout=1.0 if wait else 10.0,
+                                       wait_for_ready=wait)
                 break
-            except grpc.RpcError as err:
-                if not wait or err.code() is not grpc.StatusCode.DEADLINE_EXCEEDED:
-                    raise rpc.as_op_error(err, self.where) from None
+            except DeadlineExceededError:
+                if not wait:
+                    raise
                 waited += 1
                 if waited % _WAIT_LOG_EVERY == 0:
                     log.warning("CreateSession still waiting for response from %s", self.where)
-        self._status = wire.unframe(data, worker_pb2.GetStatusResponse)[0]
+        status = wire.unframe(data, worker_pb2.GetStatusResponse)[0]
+        with self._status_lock:
+            if self._status is None:
+                self.channel = self._same_host_channel(status) or self._grpc
+                self._status = status
         return self._status
+
+    def _same_host_channel(self, status):
+        """A LocalChannel to the task if it is on this host and serves one, else None."""
+        host = shm.local_peer().host_id
+        if not (local.enabled() and status.local_socket and host
+                and status.peer.host_id == host):
+            return None
+        try:
+            return local.LocalChannel(status.local_socket, self._token, self.where)
+        except OpError as err:   # not this user's task, say: gRPC still reaches it
+            log.info("Calling %s over gRPC: %s", self.where, err.message)
+            return None
 
     def shared_memory(self, options):
         """Whether tensors to and from this task may go through shared memory."""
         return options.shared_memory and shm.can_map(self.status().peer)
 
     def close(self):
-        self._channel.close()
-
-
-_METHODS = {method.name: (service, method)
-            for module, service in ((master_pb2, "MasterService"), (worker_pb2, "WorkerService"))
-            for method in module.DESCRIPTOR.services_by_name[service].methods}
+        if self.channel is not self._grpc:
+            self.channel.close()
+        self._grpc.close()
 
 
 class RemoteWorker(_Connection):
@@ -163,8 +154,10 @@ class RemoteWorker(_Connection):
         """Tells the task that a step failed elsewhere (no reply awaited)."""
         request = worker_pb2.CleanupGraphRequest(step_id=step_id, error_code=error.error_code,
                                                  error_message=error.message)
-        self._method("CleanupGraph").future(wire.frame(request), timeout=_GRACE_SECONDS,
-                                            metadata=self._metadata)
+        try:
+            self.channel.start("CleanupGraph", wire.frame(request))
+        except UnavailableError:  # a task that is gone runs nothing of the step
+            pass
 
     def deregister_session(self, session_handle):
         request = worker_pb2.DeregisterGraphRequest(session_handle=session_handle)
@@ -207,7 +200,6 @@ class _GraphCall:
     def __init__(self, worker, graph_handle, step, watched):
         self._worker = worker
         self._step = step
-        self._method = worker._method("RunGraph")
         feeds, options = worker._graphs[graph_handle]
         shared = worker.shared_memory(options)
         request = worker_pb2.RunGraphRequest(
@@ -224,17 +216,18 @@ class _GraphCall:
         self._timeout = None if remaining is None else remaining + _GRACE_SECONDS
         self._handled = threading.Event()
         self._incoming = None
-        self._future = None
+        self._call = None
         self._token = step.on_abort(self._abandon)
         if watched:
-            self._future = self._method.future(self._request, timeout=self._timeout,
-                                               metadata=self._worker._metadata)
-            self._future.add_done_callback(self._reply)
+            try:
+                self._call = worker.channel.start("RunGraph", self._request, self._reply)
+            except OpError as err:
+                step.abort(err)
+                self._handled.set()
 
-    def _reply(self, future):
+    def _reply(self, result):
         try:
-            if not future.cancelled():
-                self._handle(future.result)
+            self._handle(result)
         finally:
             self._handled.set()
 
@@ -243,8 +236,8 @@ class _GraphCall:
         try:
             try:
                 data = reply()
-            except grpc.RpcError as err:
-                step.abort(rpc.as_op_error(err, self._worker.where))
+            except OpError as err:
+                step.abort(err)
                 return
             response, payload = wire.unframe(data, worker_pb2.RunGraphResponse)
             shm.block_pool().give_back(response.released)
@@ -261,14 +254,14 @@ class _GraphCall:
         if self._handled.is_set():
             return
         self._worker.cleanup(self._step.id, self._step.error)
-        if self._future is not None:
-            self._future.cancel()
+        if self._call is not None:
+            self._call.cancel()
 
     def wait(self):
         """Waits for the reply, or until the step's deadline passes (which aborts the step)."""
-        if self._future is None:
-            self._handle(lambda: self._method(self._request, timeout=self._timeout,
-                                              metadata=self._worker._metadata))
+        if not self._handled.is_set() and self._call is None:
+            self._handle(lambda: self._worker.channel.call("RunGraph", self._request,
+                                                           timeout=self._timeout))
             self._handled.set()
         else:
             try:
@@ -287,69 +280,38 @@ class _GraphCall:
 
 
 class _PushStream:
-    """The stream of tensors to one peer; what is ready at once goes in one message."""
+    """The stream of tensors to one peer: one message per step and flush."""
 
     def __init__(self, worker):
-        self._worker = worker
         self._owner = worker.status(wait=False).peer.instance
-        self._queue = queue.SimpleQueue()
+        self._where = worker.where
         self._accept_shared = False
-        self._closing = False
         self.error = None
-        self._call = worker._method("RecvTensor")(
-            self._messages(), metadata=worker._metadata)
-        self._reader = threading.Thread(target=self._read_acks, daemon=True,
-                                        name=f"dtfnb-push-acks-{worker.address}")
-        self._reader.start()
+        self._stream = worker.channel.open_stream(
+            "RecvTensor", wire.frame(worker_pb2.TensorPush(peer=shm.local_peer())),
+            self._acked, self._ended)
 
     def send(self, step_id, tensors, options):
         if self.error is not None:
             raise self.error
-        self._queue.put((step_id, tensors, options))
+        push = worker_pb2.TensorPush(step_id=step_id, released=wire.released.take(self._owner))
+        out = wire.Outgoing(shared=self._accept_shared and options.shared_memory,
+                            float_type=options.float_type)
+        for key, value in tensors:
+            out.add(push.tensor.add(), key, value)
+        self._stream.send(out.frame(push))
 
-    def _messages(self):
-        yield wire.frame(worker_pb2.TensorPush(peer=shm.local_peer()))
-        while True:
-            batch = [self._queue.get()]
-            while batch[-1] is not None and len(batch) < _PUSH_BATCH:
-                try:
-                    batch.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
-            yield from self._framed([item for item in batch if item is not None])
-            if batch[-1] is None:
-                return
+    def _acked(self, data):
+        ack, _ = wire.unframe(data, worker_pb2.TensorPushAck)
+        self._accept_shared = self._accept_shared or ack.accept_shared
+        shm.block_pool().give_back(ack.released)
 
-    def _framed(self, items):
-        groups = {}
-        for step_id, tensors, options in items:
-            groups.setdefault((step_id, options), []).extend(tensors)
-        for (step_id, options), tensors in groups.items():
-            push = worker_pb2.TensorPush(step_id=step_id,
-                                         released=wire.released.take(self._owner))
-            out = wire.Outgoing(shared=self._accept_shared and options.shared_memory,
-                                float_type=options.float_type)
-            for key, value in tensors:
-                out.add(push.tensor.add(), key, value)
-            yield out.frame(push)
-
-    def _read_acks(self):
-        try:
-            for data in self._call:
-                ack, _ = wire.unframe(data, worker_pb2.TensorPushAck)
-                self._accept_shared = self._accept_shared or ack.accept_shared
-                shm.block_pool().give_back(ack.released)
-            self.error = UnavailableError(None, None, f"{self._worker.where} closed the "
-                                          "stream of tensors")
-        except grpc.RpcError as err:
-            if not self._closing:
-                self.error = rpc.as_op_error(err, self._worker.where)
+    def _ended(self, error):
+        self.error = error or UnavailableError(None, None, f"{self._where} closed the "
+                                               "stream of tensors")
 
     def close(self):
-        self._closing = True
-        self._queue.put(None)
-        self._call.cancel()
-        self._reader.join()
+        self._stream.close()
 
 
 class Peers:

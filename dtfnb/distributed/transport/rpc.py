@@ -7,7 +7,9 @@ transport's own (the peer is down, the deadline passed), reported naming the add
 
 import hmac
 import os
+import queue
 import ssl
+import threading
 
 import grpc
 
@@ -175,3 +177,103 @@ def as_op_error(err, where):
     if status is grpc.StatusCode.UNAUTHENTICATED:
         return errors.from_code(errors.UNAUTHENTICATED, f"{where}: {details}")
     return errors.UnavailableError(None, None, f"{where} is unavailable: {details}")
+
+
+class GrpcChannel:
+    """Calls to one task's services over gRPC. Every failure is an OpError naming `where`;
+    local.LocalChannel has the same methods."""
+
+    def __init__(self, address, security, where):
+        self.where = where
+        self._channel = security.channel(address)
+        self._metadata = security.metadata()
+        self._methods = {}
+
+    def _method(self, name):
+        method = self._methods.get(name)
+        if method is None:
+            service, descriptor = wire.METHODS[name]
+            kind = ("stream_" if descriptor.client_streaming else "unary_") + \
+                ("stream" if descriptor.server_streaming else "unary")
+            method = getattr(self._channel, kind)(f"/dtfnb.{service}/{name}")
+            self._methods[name] = method
+        return method
+
+    def call(self, method, data, timeout=None, wait_for_ready=None):
+        """One unary call; returns the reply's bytes."""
+        try:
+            return self._method(method)(data, timeout=timeout, metadata=self._metadata,
+                                        wait_for_ready=wait_for_ready)
+        except grpc.RpcError as err:
+            raise as_op_error(err, self.where) from None
+
+    def start(self, method, data, done=None):
+        """Starts a unary call; `done(result)` runs once with a callable that returns the
+        reply or raises its error. Returns the call, to `cancel()`."""
+        future = self._method(method).future(data, metadata=self._metadata)
+        if done is not None:
+            future.add_done_callback(lambda f: done(lambda: self._result(f)))
+        return future
+
+    def _result(self, future):
+        if future.cancelled():
+            raise errors.CancelledError(None, None, f"The call to {self.where} was cancelled")
+        try:
+            return future.result()
+        except grpc.RpcError as err:
+            raise as_op_error(err, self.where) from None
+
+    def stream_from(self, method, data, timeout=None):
+        """A server-streaming call: yields each message's bytes."""
+        try:
+            yield from self._method(method)(data, timeout=timeout, metadata=self._metadata)
+        except grpc.RpcError as err:
+            raise as_op_error(err, self.where) from None
+
+    def open_stream(self, method, first, on_message, on_end):
+        """A client stream that starts with `first`; `on_message(bytes)` runs for each reply
+        and `on_end(error or None)` once it ends. Returns it, to `send(bytes)` and `close()`."""
+        return _ClientStream(self, method, first, on_message, on_end)
+
+    def close(self):
+        self._channel.close()
+
+
+class _ClientStream:
+    """gRPC pulls the messages from a queue, on its own thread."""
+
+    def __init__(self, channel, method, first, on_message, on_end):
+        self._queue = queue.SimpleQueue()
+        self._closing = False
+        self._call = channel._method(method)(self._messages(first),
+                                             metadata=channel._metadata)
+        self._reader = threading.Thread(target=self._read, daemon=True,
+                                        args=(channel.where, on_message, on_end),
+                                        name=f"dtfnb-stream-{channel.where}")
+        self._reader.start()
+
+    def send(self, data):
+        self._queue.put(data)
+
+    def _messages(self, first):
+        yield first
+        while True:
+            data = self._queue.get()
+            if data is None:
+                return
+            yield data
+
+    def _read(self, where, on_message, on_end):
+        try:
+            for data in self._call:
+                on_message(data)
+            on_end(None)
+        except grpc.RpcError as err:
+            if not self._closing:
+                on_end(as_op_error(err, where))
+
+    def close(self):
+        self._closing = True
+        self._queue.put(None)
+        self._call.cancel()
+        self._reader.join()

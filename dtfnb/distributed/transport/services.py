@@ -1,5 +1,7 @@
-"""The gRPC servicers: thin adapters from framed messages to a task's Master and Worker."""
+"""The servicers: thin adapters from framed messages to a task's Master and Worker,
+served over gRPC and, for processes on the same host, over a Unix socket (local.py)."""
 
+import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -12,11 +14,13 @@ from dtfnb.base.errors import (
     OpError,
     from_code,
 )
-from dtfnb.distributed.transport import rpc, shm, streams, wire
+from dtfnb.distributed.transport import local, rpc, shm, streams, wire
 from dtfnb.protos import config_pb2, master_pb2, worker_pb2
 from dtfnb.runtime.nodes import check_registered, nodes_from_graph_def
 from dtfnb.runtime.stats import StepStatsCollector
 from dtfnb.runtime.step import Step
+
+log = logging.getLogger("dtfnb.distributed")
 
 
 def device_attributes(device, proto):
@@ -31,9 +35,11 @@ class WorkerServicer:
     def __init__(self, worker, tickets):
         self._worker = worker
         self._tickets = tickets
+        self.local_socket = ""   # the LocalServer's name, once it serves
 
     def GetStatus(self, request, payload, context):
-        response = worker_pb2.GetStatusResponse(peer=shm.local_peer())
+        response = worker_pb2.GetStatusResponse(peer=shm.local_peer(),
+                                                local_socket=self.local_socket)
         for device in self._worker.list_devices():
             device_attributes(device, response.device_attributes.add())
         return response, ()
@@ -62,16 +68,9 @@ class WorkerServicer:
         stats = StepStatsCollector() if request.trace else None
         step = Step(request.timeout_in_ms, feeds, stats, step_id=request.step_id)
         step.copy_fetches = False  # encoding them copies anyway
-        # A master that goes away (or gives up on the step) cancels the call. The callback
-        # also runs when a call ends normally: by then the step is over, not cancelled.
-        running = threading.Event()
-        running.set()
-        context.add_callback(lambda: running.is_set() and step.abort(CancelledError(
-            None, None, "The master cancelled the step")))
-        try:
+        with _Cancellation(context, "The master cancelled the step") as cancellation:
+            cancellation.started(step)
             self._worker.run_graph(request.graph_handle, step)
-        finally:
-            running.clear()
         response = worker_pb2.RunGraphResponse(released=wire.released.take(request.peer.instance))
         out = wire.Outgoing(shared=request.accept_shared, tickets=self._tickets)
         for position, value in step.fetched.items():
@@ -80,20 +79,10 @@ class WorkerServicer:
             stats.to_proto(response.step_stats)
         return response, out.payloads
 
-    def RecvTensor(self, requests, context):
-        peer = None
-        for data in requests:
-            push, payload = wire.unframe(data, worker_pb2.TensorPush)
-            if push.HasField("peer"):
-                peer = push.peer
-                yield wire.frame(worker_pb2.TensorPushAck(accept_shared=shm.can_map(peer)))
-            shm.block_pool().give_back(push.released)
-            incoming = wire.Incoming(payload)
-            for tensor in push.tensor:
-                self._worker.deliver(push.step_id, tensor.name, incoming.value(tensor))
-            back = wire.released.take(peer.instance) if peer is not None else ()
-            if back:
-                yield wire.frame(worker_pb2.TensorPushAck(released=back))
+    def RecvTensor(self, context):
+        """A client stream of pushes: returns what takes each message, in order, and
+        returns the acks to send back."""
+        return _PushReceiver(self._worker).receive
 
     def FetchTensor(self, request, payload, context):
         for chunk in self._tickets.chunks(request.ticket):
@@ -108,6 +97,66 @@ class WorkerServicer:
     def CleanupAll(self, request, payload, context):
         self._worker.reset(list(request.container))
         return worker_pb2.CleanupAllResponse(), ()
+
+
+class _Cancellation:
+    """Aborts the step of a call whose caller cancels it or goes away, even before the
+    step starts. (A context's callbacks also run when a call ends normally.)"""
+
+    def __init__(self, context, message):
+        self._message = message
+        self._step = None
+        self._state = "running"   # then "done" or "cancelled"
+        self._lock = threading.Lock()
+        context.add_callback(self._ended)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        with self._lock:
+            if self._state == "running":
+                self._state = "done"
+
+    def started(self, step):
+        with self._lock:
+            self._step = step
+            cancelled = self._state == "cancelled"
+        if cancelled:
+            self._abort()
+
+    def _ended(self):
+        with self._lock:
+            if self._state != "running":
+                return
+            self._state = "cancelled"
+        self._abort()
+
+    def _abort(self):
+        if self._step is not None:
+            self._step.abort(CancelledError(None, None, self._message))
+
+
+class _PushReceiver:
+    def __init__(self, worker):
+        self._worker = worker
+        self._peer = None
+
+    def receive(self, data):
+        acks = []
+        push, payload = wire.unframe(data, worker_pb2.TensorPush)
+        if push.HasField("peer"):
+            self._peer = push.peer
+            acks.append(wire.frame(worker_pb2.TensorPushAck(
+                accept_shared=shm.can_map(self._peer))))
+        shm.block_pool().give_back(push.released)
+        incoming = wire.Incoming(payload)
+        for tensor in push.tensor:
+            self._worker.deliver(push.step_id, tensor.name, incoming.value(tensor))
+        back = wire.released.take(self._peer.instance) if self._peer is not None else ()
+        if back:
+            acks.append(wire.frame(worker_pb2.TensorPushAck(released=back)))
+        return acks
 
 
 class MasterServicer:
@@ -129,8 +178,10 @@ class MasterServicer:
         feeds = wire.Incoming(payload).values(request.feed)
         options = request.options if request.HasField("options") else None
         metadata = config_pb2.RunMetadata() if request.want_metadata else None
-        values = self._master.run_step(request.session_handle, feeds, list(request.fetch),
-                                       list(request.target), options, metadata)
+        with _Cancellation(context, "The client cancelled the step") as cancellation:
+            values = self._master.run_step(request.session_handle, feeds, list(request.fetch),
+                                           list(request.target), options, metadata,
+                                           cancellation.started)
         response = master_pb2.RunStepResponse(released=wire.released.take(request.peer.instance))
         out = wire.Outgoing(shared=request.accept_shared, tickets=self._tickets)
         for position, value in enumerate(values):
@@ -156,77 +207,99 @@ class MasterServicer:
         return master_pb2.ResetResponse(), ()
 
 
-def _unary(method, request_type):
+def service_methods(service, servicer, module):
+    """{method name: (MethodDescriptor, handler)} for every method of `service` (declared
+    in the generated `module`), served by `servicer`, for any transport. Handlers raise
+    OpErrors. A unary one is handler(bytes, context) -> bytes; a server-streaming one
+    yields bytes; a client-streaming one is handler(context) -> receive(bytes) ->
+    replies (bytes)."""
+    methods = {}
+    for descriptor in module.DESCRIPTOR.services_by_name[service].methods:
+        handler = getattr(servicer, descriptor.name)
+        if not descriptor.client_streaming:
+            request_type = getattr(module, descriptor.input_type.name)
+            handler = _parsed(handler, request_type, descriptor.server_streaming)
+        methods[descriptor.name] = (descriptor, handler)
+    return methods
+
+
+def _parsed(method, request_type, streaming):
+    """`method(request, payload, context)` as a handler of framed bytes."""
     def handle(data, context):
         try:
             request, payload = wire.unframe(data, request_type)
+            if streaming:
+                return method(request, payload, context)
             response, payloads = method(request, payload, context)
             return wire.frame(response, payloads)
-        except OpError as err:
-            rpc.abort_with(context, err)
         except (ValueError, TypeError, KeyError, IndexError) as err:
-            rpc.abort_with(context, InvalidArgumentError(None, None, f"Malformed request: "
-                                                         f"{type(err).__name__}: {err}"))
-    return grpc.unary_unary_rpc_method_handler(handle)
+            raise InvalidArgumentError(None, None, f"Malformed request: "
+                                       f"{type(err).__name__}: {err}") from None
+    return handle
 
 
-def _stream(method):
-    def handle(requests, context):
+def _grpc_handler(descriptor, handler):
+    if descriptor.client_streaming:
+        def serve_stream(requests, context):
+            try:
+                receive = handler(context)
+                for data in requests:
+                    yield from receive(data)
+            except OpError as err:
+                rpc.abort_with(context, err)
+        return grpc.stream_stream_rpc_method_handler(serve_stream)
+    if descriptor.server_streaming:
+        def serve_chunks(data, context):
+            try:
+                yield from handler(data, context)
+            except OpError as err:
+                rpc.abort_with(context, err)
+        return grpc.unary_stream_rpc_method_handler(serve_chunks)
+
+    def serve(data, context):
         try:
-            yield from method(requests, context)
+            return handler(data, context)
         except OpError as err:
             rpc.abort_with(context, err)
-    return grpc.stream_stream_rpc_method_handler(handle)
+    return grpc.unary_unary_rpc_method_handler(serve)
 
 
-def _server_stream(method, request_type):
-    def handle(data, context):
-        try:
-            request, payload = wire.unframe(data, request_type)
-            yield from method(request, payload, context)
-        except OpError as err:
-            rpc.abort_with(context, err)
-    return grpc.unary_stream_rpc_method_handler(handle)
-
-
-def _handlers(service, servicer, module):
-    """A generic handler for every method the proto declares, served by `servicer`."""
-    methods = {}
-    for method in module.DESCRIPTOR.services_by_name[service].methods:
-        fn = getattr(servicer, method.name)
-        request_type = getattr(module, method.input_type.name)
-        if method.client_streaming:
-            methods[method.name] = _stream(fn)
-        elif method.server_streaming:
-            methods[method.name] = _server_stream(fn, request_type)
-        else:
-            methods[method.name] = _unary(fn, request_type)
-    return grpc.method_handlers_generic_handler(f"dtfnb.{service}", methods)
+def grpc_handler(service, methods):
+    """The generic gRPC handler that serves `methods` (from service_methods)."""
+    return grpc.method_handlers_generic_handler(
+        f"dtfnb.{service}", {name: _grpc_handler(descriptor, handler)
+                             for name, (descriptor, handler) in methods.items()})
 
 
 class RunningServer:
-    """A started gRPC server and its threads; `stop()` frees the port and the threads."""
+    """A started gRPC server (and Unix socket server) and their threads; `stop()` frees
+    the port, the socket and the threads."""
 
-    def __init__(self, server, pool, port):
+    def __init__(self, server, pool, port, local_server):
         self._server = server
         self._pool = pool
         self.port = port
+        self._local = local_server
 
     def stop(self, grace):
+        if self._local is not None:
+            self._local.stop()
         self._server.stop(grace).wait()
         self._pool.shutdown(wait=True)
 
 
 def start_server(address, master, worker, security, extra_handlers=()):
-    """Serves the task's master and worker on `address`; returns a RunningServer."""
+    """Serves the task's master and worker on `address`, and on a Unix socket for
+    processes on this host; returns a RunningServer."""
     pool = ThreadPoolExecutor(max_workers=64, thread_name_prefix="dtfnb-rpc")
     tickets = streams.Tickets()
-    server = grpc.server(pool,
-                         handlers=[_handlers("WorkerService", WorkerServicer(worker, tickets),
-                                             worker_pb2),
-                                   _handlers("MasterService", MasterServicer(master, tickets),
-                                             master_pb2),
-                                   *extra_handlers],
+    worker_servicer = WorkerServicer(worker, tickets)
+    master_methods = service_methods("MasterService", MasterServicer(master, tickets),
+                                     master_pb2)
+    worker_methods = service_methods("WorkerService", worker_servicer, worker_pb2)
+    server = grpc.server(pool, handlers=[grpc_handler("MasterService", master_methods),
+                                         grpc_handler("WorkerService", worker_methods),
+                                         *extra_handlers],
                          interceptors=security.interceptors(), options=rpc.server_options())
     try:
         port = security.add_port(server, address)
@@ -237,5 +310,20 @@ def start_server(address, master, worker, security, extra_handlers=()):
         pool.shutdown()
         raise from_code(UNAVAILABLE, f"Could not start gRPC server: cannot bind {address} "
                         "(is the port in use?)")
+    local_server = _start_local(f"{address.rpartition(':')[0]}:{port}",
+                                {**master_methods, **worker_methods}, security)
+    if local_server is not None:
+        worker_servicer.local_socket = local_server.name
     server.start()
-    return RunningServer(server, pool, port)
+    return RunningServer(server, pool, port, local_server)
+
+
+def _start_local(address, methods, security):
+    """The Unix socket server beside gRPC's, if this host has them; else None."""
+    if not local.enabled():
+        return None
+    try:
+        return local.LocalServer(local.socket_name(address), methods, security.token)
+    except OSError as err:  # the name is taken (another user's task?): gRPC serves alone
+        log.warning("Not serving %s on a Unix socket: %s", address, err)
+        return None

@@ -17,6 +17,7 @@ from dtfnb.base import dtypes
 from dtfnb.base.codec import proto_to_tensor, tensor_to_proto, to_numpy
 from dtfnb.base.errors import InvalidArgumentError
 from dtfnb.distributed.transport import shm, streams
+from dtfnb.protos import master_pb2, worker_pb2
 
 _LENGTH = struct.Struct("<I")
 
@@ -27,6 +28,13 @@ LIMIT_VARIABLE = "DTFNB_MAX_MESSAGE_BYTES"
 _MAX_DIMS = 64
 
 _FLOAT32 = np.dtype(np.float32)
+
+# Every method of the master and worker services: name -> (service, MethodDescriptor).
+METHODS = {method.name: (service, method)
+           for module, service in ((master_pb2, "MasterService"), (worker_pb2, "WorkerService"))
+           for method in module.DESCRIPTOR.services_by_name[service].methods}
+METHOD_NAMES = list(METHODS)
+METHOD_INDEX = {name: index for index, name in enumerate(METHOD_NAMES)}
 
 
 def max_message_bytes():

@@ -1,0 +1,576 @@
+"""Calls between processes on one host over a Unix socket: a small fraction of gRPC's cost.
+
+A task serves its master and worker here as well as over gRPC, at an abstract
+socket name (Linux: no file to clean up, gone with the process) that GetStatus
+announces. A client that finds the task on its own host calls here instead. The
+server accepts only processes of its own user (SO_PEERCRED) that present the
+cluster token, when there is one. DTFNB_UNIX_SOCKETS=0 turns it off: gRPC only.
+
+A connection carries many calls at once, told apart by id; each message is an
+envelope and a body (see CallError in protos/dtfnb/protos/wire.proto). The server
+runs unary and server-streaming calls on a thread pool, and the messages of a
+client stream (tensor pushes) on the connection's reader thread, in order. A send
+never blocks its caller: what the socket cannot take at once waits, in order, for
+the connection's writer thread, so two reader threads sending to each other cannot
+deadlock.
+"""
+
+import collections
+import hmac
+import itertools
+import logging
+import os
+import queue
+import socket
+import struct
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from dtfnb.base import errors
+from dtfnb.distributed.transport import wire
+from dtfnb.protos import wire_pb2
+from dtfnb.runtime.step import TIMEOUT_MESSAGE
+
+log = logging.getLogger("dtfnb.distributed")
+
+SWITCH_VARIABLE = "DTFNB_UNIX_SOCKETS"
+_ENVELOPE = struct.Struct("<IIBBxx")   # body length, call id, kind, method
+HELLO, CALL, OPEN, ITEM, REPLY, END, ERROR, CANCEL = range(8)
+_LOST, _CANCELLED = -1, -2              # what a pending call hears when no message will come
+_CONNECT_SECONDS = 5.0
+_PEER_CREDENTIALS = struct.Struct("3i")  # pid, uid, gid
+
+
+def enabled():
+    """Whether this process serves and calls over Unix sockets (Linux, not switched off)."""
+    return sys.platform.startswith("linux") and os.environ.get(SWITCH_VARIABLE, "1") != "0"
+
+
+def socket_name(address):
+    """The abstract socket name of the task serving gRPC at `address` ("host:port")."""
+    return f"dtfnb-task-{address}"
+
+
+class _Link:
+    """One connection's socket: envelopes out without blocking, envelopes in on a thread."""
+
+    def __init__(self, sock, where, limit):
+        self.where = where
+        self.closed = False
+        self._sock = sock
+        self._limit = limit   # the longest body taken; longer ones are refused
+        self._lock = threading.Lock()
+        self._backlog = collections.deque()   # [memoryview] messages the socket could not take
+        self._more = threading.Condition(self._lock)
+        self._writer = None
+
+    def start(self, name):
+        threading.Thread(target=self._read, daemon=True, name=name).start()
+
+    def send(self, call_id, kind, body=b"", method=0):
+        parts = [memoryview(_ENVELOPE.pack(len(body), call_id, kind, method)),
+                 memoryview(body).cast("B")]
+        with self._lock:
+            if self.closed:
+                raise errors.UnavailableError(None, None, f"{self.where} is unavailable: "
+                                              "the connection is closed")
+            if not self._backlog:
+                try:
+                    parts = _unsent(parts, self._sock.sendmsg(parts, (), socket.MSG_DONTWAIT))
+                except BlockingIOError:
+                    pass
+                except OSError as err:
+                    self._shut()
+                    raise errors.UnavailableError(None, None, f"{self.where} is unavailable: "
+                                                  f"{err.strerror}") from None
+                if not parts:
+                    return
+            self._backlog.append(parts)
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write, daemon=True,
+                                                name=f"dtfnb-local-writer-{self.where}")
+                self._writer.start()
+            self._more.notify()
+
+    def _write(self):
+        while True:
+            with self._lock:
+                while not self._backlog and not self.closed:
+                    self._more.wait()
+                if self.closed:
+                    return
+                parts = self._backlog[0]
+            try:
+                while parts:
+                    parts = _unsent(parts, self._sock.sendmsg(parts))
+            except OSError:
+                self.close()
+                return
+            with self._lock:
+                self._backlog.popleft()
+
+    def _read(self):
+        head = bytearray(_ENVELOPE.size)
+        try:
+            while _read_into(self._sock, head):
+                length, call_id, kind, method = _ENVELOPE.unpack(head)
+                if length > self._limit:
+                    if not _skip(self._sock, length):
+                        break
+                    self.received(call_id, ERROR, 0, _error_body(errors.InvalidArgumentError(
+                        None, None, f"A message to or from {self.where} was refused: "
+                        f"Received message larger than max ({length} vs. {self._limit})")))
+                    continue
+                body = bytearray(length)
+                if length and not _read_into(self._sock, body):
+                    break
+                self.received(call_id, kind, method, memoryview(body).toreadonly())
+        except OSError:
+            pass
+        finally:
+            self.close()
+            with self._lock:
+                writer = self._writer
+            if writer is not None:
+                writer.join()   # the shut socket ends its send at once
+            self._sock.close()
+            self.lost()
+
+    def received(self, call_id, kind, method, body):
+        raise NotImplementedError
+
+    def lost(self):
+        """The connection has ended: nothing more comes in."""
+
+    def close(self):
+        with self._lock:
+            self._shut()
+
+    def _shut(self):
+        if not self.closed:
+            self.closed = True
+            self._more.notify()
+            try:
+                self._sock.shutdown(socket.SHUT_RDWR)   # wakes the reader
+            except OSError:
+                pass
+
+
+def _unsent(parts, sent):
+    """What of `parts` remains after the first `sent` bytes went."""
+    for i, part in enumerate(parts):
+        if sent < len(part):
+            return [part[sent:], *parts[i + 1:]]
+        sent -= len(part)
+    return []
+
+
+def _read_into(sock, buffer):
+    """Fills `buffer` from `sock`; False if the connection ended first."""
+    view, got = memoryview(buffer), 0
+    while got < len(view):
+        n = sock.recv_into(view[got:])
+        if n == 0:
+            return False
+        got += n
+    return True
+
+
+def _skip(sock, length):
+    """Reads and drops `length` bytes; False if the connection ended first."""
+    buffer = bytearray(min(length, 1 << 20))
+    while length:
+        chunk = memoryview(buffer)[:min(length, len(buffer))]
+        if not _read_into(sock, chunk):
+            return False
+        length -= len(chunk)
+    return True
+
+
+def _error_body(err):
+    return wire_pb2.CallError(code=err.error_code, message=err.message,
+                              node=err.node_name or "").SerializeToString()
+
+
+def _error_from(body):
+    error = wire_pb2.CallError.FromString(body)
+    return errors.from_code(error.code, error.message, error.node or None)
+
+
+# The client side.
+
+class LocalChannel:
+    """Calls to one task over its Unix socket, with the methods of rpc.GrpcChannel.
+
+    Raises UnavailableError when the task cannot be reached; after a task restarts
+    at the same address, the next call connects again."""
+
+    def __init__(self, name, token, where):
+        self.where = where
+        self._name = name
+        self._token = (token or "").encode()
+        self._lock = threading.Lock()
+        self._link = self._connect()
+
+    def _connected(self):
+        with self._lock:
+            if self._link.closed:
+                self._link = self._connect()
+            return self._link
+
+    def _connect(self):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.settimeout(_CONNECT_SECONDS)
+            sock.connect("\0" + self._name)
+            sock.sendall(_ENVELOPE.pack(len(self._token), 0, HELLO, 0) + self._token)
+            head = bytearray(_ENVELOPE.size)
+            if not _read_into(sock, head):
+                raise ConnectionResetError(0, "the task closed the connection")
+            length, _, kind, _ = _ENVELOPE.unpack(head)
+            body = bytearray(length)
+            if not _read_into(sock, body):
+                raise ConnectionResetError(0, "the task closed the connection")
+            sock.settimeout(None)
+        except OSError as err:
+            sock.close()
+            raise errors.UnavailableError(None, None, f"{self.where} is unavailable: "
+                                          f"{err.strerror or err}") from None
+        if kind != HELLO:
+            sock.close()
+            raise _error_from(body)
+        link = _ClientLink(sock, self.where, wire.max_message_bytes())
+        link.start(f"dtfnb-local-reader-{self.where}")
+        return link
+
+    def call(self, method, data, timeout=None):
+        """One unary call; returns the reply's bytes."""
+        answered = threading.Event()
+        answer = []
+
+        def deliver(kind, body):
+            answer.append((kind, body))
+            answered.set()
+
+        link, call_id = self._begin(method, CALL, data, deliver)
+        if not answered.wait(timeout) and link.cancel(call_id, notify=False):
+            raise errors.DeadlineExceededError(None, None, TIMEOUT_MESSAGE)
+        return self._result(*answer[0])
+
+    def start(self, method, data, done=None):
+        """Starts a unary call; `done(result)` runs once with a callable that returns the
+        reply or raises its error. Returns the call, to `cancel()`."""
+        def deliver(kind, body):
+            if done is not None:
+                done(lambda: self._result(kind, body))
+
+        return _Started(*self._begin(method, CALL, data, deliver))
+
+    def stream_from(self, method, data, timeout=None):
+        """A server-streaming call: yields each message's bytes."""
+        messages = queue.SimpleQueue()
+        link, call_id = self._begin(method, CALL, data,
+                                    lambda kind, body: messages.put((kind, body)))
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            while True:
+                try:
+                    kind, body = messages.get(
+                        timeout=None if deadline is None else max(0, deadline - time.monotonic()))
+                except queue.Empty:
+                    raise errors.DeadlineExceededError(None, None, TIMEOUT_MESSAGE) from None
+                if kind == END:
+                    return
+                yield self._result(kind, body)
+        finally:
+            link.cancel(call_id)   # a no-op once the stream has ended
+
+    def open_stream(self, method, first, on_message, on_end):
+        """A client stream that starts with `first`; `on_message(bytes)` runs for each reply
+        and `on_end(error or None)` once it ends. Returns it, to `send(bytes)` and `close()`."""
+        def deliver(kind, body):
+            if kind == ITEM:
+                on_message(body)
+            elif kind == END:
+                on_end(None)
+            else:
+                try:
+                    self._result(kind, body)
+                except errors.OpError as err:
+                    on_end(err)
+
+        link, call_id = self._begin(method, OPEN, first, deliver)
+        return _Stream(link, call_id)
+
+    def _begin(self, method, kind, data, deliver):
+        link = self._connected()
+        return link, link.begin(wire.METHOD_INDEX[method], kind, data, deliver)
+
+    def _result(self, kind, body):
+        if kind in (REPLY, ITEM):
+            return body
+        if kind == ERROR:
+            raise _error_from(body)
+        if kind == _CANCELLED:
+            raise errors.CancelledError(None, None, f"The call to {self.where} was cancelled")
+        raise errors.UnavailableError(None, None, f"{self.where} is unavailable: the "
+                                      "connection closed")
+
+    def close(self):
+        self._link.close()
+
+
+class _ClientLink(_Link):
+    def __init__(self, sock, where, limit):
+        super().__init__(sock, where, limit)
+        self._ids = itertools.count(1)
+        self._pending = {}   # call id -> deliver(kind, body)
+
+    def begin(self, method, kind, data, deliver):
+        call_id = next(self._ids)
+        self._pending[call_id] = deliver
+        try:
+            self.send(call_id, kind, data, method)
+        except errors.OpError:
+            if self._pending.pop(call_id, None) is not None:
+                raise
+            # else lost() has told `deliver` already
+        return call_id
+
+    def received(self, call_id, kind, method, body):
+        deliver = (self._pending.get(call_id) if kind == ITEM
+                   else self._pending.pop(call_id, None))
+        if deliver is not None:   # else the caller has cancelled it
+            deliver(kind, body)
+
+    def cancel(self, call_id, notify=True):
+        """Ends a call here and tells the task; True if it had not ended already.
+        `notify`: the caller hears of it as of any end (CancelledError)."""
+        deliver = self._pending.pop(call_id, None)
+        if deliver is None:
+            return False
+        try:
+            self.send(call_id, CANCEL)
+        except errors.OpError:
+            pass   # the task is gone, and with it the call
+        if notify:
+            deliver(_CANCELLED, None)
+        return True
+
+    def lost(self):
+        pending, self._pending = self._pending, {}
+        for deliver in pending.values():
+            deliver(_LOST, None)
+
+
+class _Started:
+    """A call in flight, to cancel."""
+
+    __slots__ = ("_link", "_id")
+
+    def __init__(self, link, call_id):
+        self._link = link
+        self._id = call_id
+
+    def cancel(self):
+        self._link.cancel(self._id)
+
+
+class _Stream(_Started):
+    """A client stream, to send on."""
+
+    __slots__ = ()
+
+    def send(self, data):
+        self._link.send(self._id, ITEM, data)
+
+    def close(self):
+        self.cancel()
+
+
+# The server side.
+
+class LocalServer:
+    """Serves `methods` ({name: (descriptor, handler)}, as services.service_methods makes
+    them) at the abstract socket `name`."""
+
+    def __init__(self, name, methods, token):
+        self.name = name
+        self._methods = [methods.get(method) for method in wire.METHOD_NAMES]
+        self._token = (token or "").encode()
+        self.limit = wire.max_message_bytes()
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self._listener.bind("\0" + name)
+            self._listener.listen(64)
+        except OSError:
+            self._listener.close()
+            raise
+        self._pool = ThreadPoolExecutor(max_workers=64, thread_name_prefix="dtfnb-local")
+        self._links = set()
+        self._lock = threading.Lock()
+        self._accepting = threading.Thread(target=self._accept, daemon=True,
+                                           name=f"dtfnb-local-accept-{name}")
+        self._accepting.start()
+
+    def _accept(self):
+        while True:
+            try:
+                sock, _ = self._listener.accept()
+            except OSError:   # stop() shut the listener
+                return
+            _, uid, _ = _PEER_CREDENTIALS.unpack(
+                sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEER_CREDENTIALS.size))
+            if uid != os.getuid():   # another user's process: not even a thread for it
+                sock.close()
+                continue
+            link = _ServerLink(sock, self)
+            with self._lock:
+                self._links.add(link)
+            link.start(f"dtfnb-local-serve-{self.name}")
+
+    def admits(self, token):
+        """Whether a client (of this user: see _accept) may call with `token`."""
+        return not self._token or hmac.compare_digest(bytes(token), self._token)
+
+    def method(self, index):
+        return self._methods[index] if index < len(self._methods) else None
+
+    def submit(self, fn, *args):
+        self._pool.submit(fn, *args)
+
+    def forget(self, link):
+        with self._lock:
+            self._links.discard(link)
+
+    def stop(self):
+        """Closes the socket and every connection (their calls are cancelled)."""
+        try:
+            self._listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._accepting.join()
+        self._listener.close()
+        with self._lock:
+            links = list(self._links)
+        for link in links:
+            link.close()
+        self._pool.shutdown(wait=True)
+
+
+class _Context:
+    """What a handler knows of its call: callbacks run once, when it ends or is cancelled
+    (as gRPC's context.add_callback)."""
+
+    __slots__ = ("_callbacks", "ended")
+
+    def __init__(self):
+        self._callbacks = []
+        self.ended = False
+
+    def add_callback(self, callback):
+        self._callbacks.append(callback)
+        return True
+
+    def end(self):
+        if not self.ended:
+            self.ended = True
+            for callback in self._callbacks:
+                callback()
+
+
+class _ServerLink(_Link):
+    def __init__(self, sock, server):
+        super().__init__(sock, f"a local client of {server.name}", server.limit)
+        self._server = server
+        self._admitted = False
+        self._calls = {}     # call id -> _Context
+        self._streams = {}   # call id -> (MethodDescriptor, receive(bytes) -> replies)
+
+    def received(self, call_id, kind, method, body):
+        if not self._admitted:
+            self._admit(kind, body)
+        elif kind == ITEM:
+            stream = self._streams.get(call_id)
+            if stream is not None:
+                self._receive(call_id, *stream, body)
+        elif kind == CANCEL:
+            self._streams.pop(call_id, None)
+            context = self._calls.pop(call_id, None)
+            if context is not None:
+                context.end()
+        elif kind == ERROR:   # a message this end refused: its call ends with the error
+            self._streams.pop(call_id, None)
+            self._calls.setdefault(call_id, _Context())
+            self._end(call_id, ERROR, body)
+        else:
+            self._start(call_id, kind, method, body)
+
+    def _admit(self, kind, body):
+        if kind == HELLO and self._server.admits(body):
+            self._admitted = True
+            self.send(0, HELLO)
+            return
+        self.send(0, ERROR, _error_body(errors.from_code(
+            errors.UNAUTHENTICATED, "Missing or wrong cluster token (DTFNB_CLUSTER_TOKEN)")))
+        self.close()
+
+    def _start(self, call_id, kind, index, body):
+        entry = self._server.method(index)
+        descriptor = entry[0] if entry else None
+        if descriptor is None or kind != (OPEN if descriptor.client_streaming else CALL):
+            self.send(call_id, ERROR, _error_body(errors.from_code(
+                errors.UNIMPLEMENTED, f"No method {index} for a message of kind {kind}")))
+            return
+        context = self._calls[call_id] = _Context()
+        if descriptor.client_streaming:
+            self._streams[call_id] = descriptor, entry[1](context)
+            self._receive(call_id, *self._streams[call_id], body)
+        else:
+            self._server.submit(self._serve, call_id, descriptor, entry[1], body, context)
+
+    def _receive(self, call_id, descriptor, receive, body):
+        try:
+            for reply in receive(body):
+                self.send(call_id, ITEM, reply)
+        except Exception as err:
+            self._streams.pop(call_id, None)
+            self._fail(call_id, descriptor, err)
+
+    def _serve(self, call_id, descriptor, handler, body, context):
+        try:
+            if descriptor.server_streaming:
+                for message in handler(body, context):
+                    if context.ended:
+                        return
+                    self.send(call_id, ITEM, message)
+                self._end(call_id, END)
+            else:
+                self._end(call_id, REPLY, handler(body, context))
+        except Exception as err:
+            self._fail(call_id, descriptor, err)
+
+    def _fail(self, call_id, descriptor, err):
+        if not isinstance(err, errors.OpError):   # a bug in a handler: the caller hears of it
+            log.error("%s failed", descriptor.full_name, exc_info=err)
+            err = errors.InternalError(None, None, f"{type(err).__name__}: {err}")
+        self._end(call_id, ERROR, _error_body(err))
+
+    def _end(self, call_id, kind, body=b""):
+        context = self._calls.pop(call_id, None)
+        if context is None or context.ended:   # cancelled: the caller has stopped listening
+            return
+        try:
+            self.send(call_id, kind, body)
+        except errors.OpError:
+            pass
+        context.end()
+
+    def lost(self):
+        self._server.forget(self)
+        calls, self._calls = self._calls, {}
+        self._streams.clear()
+        for context in calls.values():
+            context.end()
