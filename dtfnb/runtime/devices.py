@@ -7,6 +7,7 @@ import numpy as np
 
 from dtfnb.base.device_spec import DeviceSpec
 from dtfnb.resources.resource_mgr import ResourceMgr
+from dtfnb.runtime import host_memory
 
 
 class Device:
@@ -99,6 +100,7 @@ def create_devices(config, job="localhost", task=0, blas_threads=1, events=None,
     side kernels but thread handoffs (its MLP step took 10% more CPU time with them).
     Every device gets the task's EventLog, `events`.
     """
+    host_memory.keep_freed_memory()
     cores = cores or os.cpu_count() or 1
     pool_size = config.inter_op_parallelism_threads or os.cpu_count() or 2
     parallel = config.inter_op_parallelism_threads > 1 or (blas_threads == 1 and cores > 1)
