@@ -112,33 +112,58 @@ class _Link:
                 self._backlog.popleft()
 
     def _read(self):
+        """Handles messages as they come until the connection ends, or until one needs
+        this thread for a while (a call): then another thread reads on meanwhile, and
+        the call runs here at once, with no handoff to wait for."""
+        try:
+            work = self._read_until_work()
+        except BaseException:
+            self._finish()
+            raise
+        if work is None:
+            self._finish()
+        else:
+            self.read_elsewhere()
+            work()
+
+    def _read_until_work(self):
         head = bytearray(_ENVELOPE.size)
         try:
             while _read_into(self._sock, head):
                 length, call_id, kind, method = _ENVELOPE.unpack(head)
                 if length > self._limit:
                     if not _skip(self._sock, length):
-                        break
-                    self.received(call_id, ERROR, 0, _error_body(errors.InvalidArgumentError(
+                        return None
+                    body = _error_body(errors.InvalidArgumentError(
                         None, None, f"A message to or from {self.where} was refused: "
-                        f"Received message larger than max ({length} vs. {self._limit})")))
-                    continue
-                body = bytearray(length)
-                if length and not _read_into(self._sock, body):
-                    break
-                self.received(call_id, kind, method, memoryview(body).toreadonly())
+                        f"Received message larger than max ({length} vs. {self._limit})"))
+                    work = self.received(call_id, ERROR, 0, body)
+                else:
+                    body = bytearray(length)
+                    if length and not _read_into(self._sock, body):
+                        return None
+                    work = self.received(call_id, kind, method, memoryview(body).toreadonly())
+                if work is not None:
+                    return work
         except OSError:
             pass
-        finally:
-            self.close()
-            with self._lock:
-                writer = self._writer
-            if writer is not None:
-                writer.join()   # the shut socket ends its send at once
-            self._sock.close()
-            self.lost()
+        return None
+
+    def _finish(self):
+        self.close()
+        with self._lock:
+            writer = self._writer
+        if writer is not None:
+            writer.join()   # the shut socket ends its send at once
+        self._sock.close()
+        self.lost()
 
     def received(self, call_id, kind, method, body):
+        """Handles one message; returns what must run on a thread of its own, if any."""
+        raise NotImplementedError
+
+    def read_elsewhere(self):
+        """Starts `_read` on another thread (the server's links; a client's never wait)."""
         raise NotImplementedError
 
     def lost(self):
@@ -408,7 +433,9 @@ class LocalServer:
         except OSError:
             self._listener.close()
             raise
-        self._pool = ThreadPoolExecutor(max_workers=64, thread_name_prefix="dtfnb-local")
+        # Every call in progress holds a thread, and so does each connection's reader:
+        # enough for blocked calls never to leave a connection without one.
+        self._pool = ThreadPoolExecutor(max_workers=1024, thread_name_prefix="dtfnb-local")
         self._links = set()
         self._lock = threading.Lock()
         self._accepting = threading.Thread(target=self._accept, daemon=True,
@@ -429,7 +456,7 @@ class LocalServer:
             link = _ServerLink(sock, self)
             with self._lock:
                 self._links.add(link)
-            link.start(f"dtfnb-local-serve-{self.name}")
+            self.submit(link._read)
 
     def admits(self, token):
         """Whether a client (of this user: see _accept) may call with `token`."""
@@ -506,7 +533,11 @@ class _ServerLink(_Link):
             self._calls.setdefault(call_id, _Context())
             self._end(call_id, ERROR, body)
         else:
-            self._start(call_id, kind, method, body)
+            return self._start(call_id, kind, method, body)
+        return None
+
+    def read_elsewhere(self):
+        self._server.submit(self._read)
 
     def _admit(self, kind, body):
         if kind == HELLO and self._server.admits(body):
@@ -518,18 +549,20 @@ class _ServerLink(_Link):
         self.close()
 
     def _start(self, call_id, kind, index, body):
+        """Starts a call: a client stream's first message is handled here; a unary or
+        server-streaming call is returned, to run on this thread (see _read)."""
         entry = self._server.method(index)
         descriptor = entry[0] if entry else None
         if descriptor is None or kind != (OPEN if descriptor.client_streaming else CALL):
             self.send(call_id, ERROR, _error_body(errors.from_code(
                 errors.UNIMPLEMENTED, f"No method {index} for a message of kind {kind}")))
-            return
+            return None
         context = self._calls[call_id] = _Context()
         if descriptor.client_streaming:
             self._streams[call_id] = descriptor, entry[1](context)
             self._receive(call_id, *self._streams[call_id], body)
-        else:
-            self._server.submit(self._serve, call_id, descriptor, entry[1], body, context)
+            return None
+        return lambda: self._serve(call_id, descriptor, entry[1], body, context)
 
     def _receive(self, call_id, descriptor, receive, body):
         try:
