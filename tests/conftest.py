@@ -15,6 +15,21 @@ def fresh_graph():
     tf.reset_default_graph()
 
 
+@pytest.fixture
+def servers():
+    """start(cluster, job, task): a tf.train.Server in this process, stopped after the test."""
+    started = []
+
+    def start(cluster, job="local", task=0, **kwargs):
+        server = tf.train.Server(cluster, job, task, **kwargs)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
 def poll_for(predicate, timeout=5.0, interval=0.01):
     """Waits until `predicate()` is true; returns its last value (False on time-out)."""
     deadline = time.monotonic() + timeout

@@ -21,20 +21,6 @@ pytestmark = pytest.mark.skipif(not local.enabled(), reason="Unix sockets: Linux
 
 
 @pytest.fixture
-def servers():
-    started = []
-
-    def start(cluster, job, task):
-        server = tf.train.Server(cluster, job, task)
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.stop()
-
-
-@pytest.fixture
 def ps_process():
     """A ps task as its own OS process, beside an in-process worker task; restartable."""
     cluster = cluster_dict(ps=1, worker=1)

@@ -11,20 +11,6 @@ from tests.cluster_util import chapter_pinning_graph, cluster_dict
 from tests.conftest import poll_for
 
 
-@pytest.fixture
-def servers():
-    started = []
-
-    def start(cluster, job, task, **kwargs):
-        server = tf.train.Server(cluster, job, task, **kwargs)
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.stop()
-
-
 def test_server_target_and_server_def(servers):
     cluster = cluster_dict(ps=1, worker=2)
     server = servers(cluster, "worker", 1)
@@ -259,3 +245,18 @@ def test_a_failing_partition_aborts_the_step_on_every_task(servers):
             sess.run(total)
     # worker 1's part was aborted by the master's CleanupGraph, not left waiting
     assert poll_for(lambda: not worker1._worker._running, timeout=5)
+
+
+def test_blas_threads_share_the_host_among_the_tasks_that_compute(monkeypatch):
+    from dtfnb.distributed.server import _cores_per_task
+    monkeypatch.setattr("os.cpu_count", lambda: 8)
+    one_host = tf.train.ClusterSpec({"ps": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"]})
+    assert _cores_per_task(one_host, "127.0.0.1:2") == 8   # the ps runs no BLAS
+    two_workers = tf.train.ClusterSpec({"ps": ["127.0.0.1:1"],
+                                        "worker": ["127.0.0.1:2", "127.0.0.1:3"]})
+    assert _cores_per_task(two_workers, "127.0.0.1:3") == 4
+    spread = tf.train.ClusterSpec({"ps": ["127.0.0.1:1", "127.0.0.1:2"],
+                                   "worker": ["127.0.0.1:3", "10.0.0.2:3"]})
+    assert _cores_per_task(spread, "127.0.0.1:3") == 8
+    only_ps = tf.train.ClusterSpec({"ps": ["127.0.0.1:1", "127.0.0.1:2"]})
+    assert _cores_per_task(only_ps, "127.0.0.1:1") == 4

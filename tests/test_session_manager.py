@@ -27,20 +27,6 @@ def _manager(**kwargs):
         local_init_op=tf.local_variables_initializer(), **kwargs)
 
 
-@pytest.fixture
-def servers():
-    started = []
-
-    def start(cluster, job, task):
-        server = tf.train.Server(cluster, job, task)
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.stop()
-
-
 def test_prepare_session_runs_the_init_op_then_the_local_init_op():
     _, x, local, _ = _model()
     sess = _manager().prepare_session("", init_op=tf.global_variables_initializer())

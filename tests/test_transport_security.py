@@ -27,20 +27,6 @@ _UNARY = [f"{service}/{method.name}"
 
 
 @pytest.fixture
-def servers():
-    started = []
-
-    def start(cluster, job="local", task=0):
-        server = tf.train.Server(cluster, job, task)
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.stop()
-
-
-@pytest.fixture
 def channels():
     opened = []
 
