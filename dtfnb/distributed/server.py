@@ -207,8 +207,11 @@ def _resident_bytes():
 
 
 def _cores_per_task(cluster, address):
-    """BLAS threads for a task: the host's cores shared by the tasks the spec puts on it."""
+    """BLAS threads for a task: the host's cores shared by the tasks the spec puts on it
+    that compute. A ps task's work is variable reads and element-wise updates, which
+    BLAS does not run, so ps tasks do not count (unless the host has nothing else)."""
     host = address.rpartition(":")[0]
-    here = sum(1 for job in cluster.jobs for index in cluster.task_indices(job)
-               if cluster.task_address(job, index).rpartition(":")[0] == host)
-    return max(1, (os.cpu_count() or 1) // max(1, here))
+    here = [job for job in cluster.jobs for index in cluster.task_indices(job)
+            if cluster.task_address(job, index).rpartition(":")[0] == host]
+    computing = sum(1 for job in here if job != "ps") or len(here)
+    return max(1, (os.cpu_count() or 1) // max(1, computing))
