@@ -14,7 +14,7 @@ TensorFlow). Printed, as medians of interleaved rounds:
    shared-memory path (default) and without (`ConfigProto(disable_shared_memory=True)`);
 3. floors measured in the same run: a raw grpcio unary round trip (8 bytes, identity
    serializers, server in another process), the same round trip over a Unix socket
-   to that process (what a same-host transport without gRPC could reach), a raw
+   to that process (the floor of dtfnb's own calls between tasks on one host), a raw
    grpcio unary download of the same sizes as bytes, and `np.copyto` into a
    pre-faulted buffer;
 
