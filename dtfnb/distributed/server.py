@@ -1,4 +1,5 @@
-"""tf.train.Server: one task of a cluster, serving its master and its worker over gRPC.
+"""tf.train.Server: one task of a cluster, serving its master and its worker over gRPC,
+and over a Unix socket for processes on its host (transport/local.py).
 
 A task owns its devices and their resources (variables, queues, readers), so every
 session of every client that places an op on this task shares them. Unlike
