@@ -228,7 +228,10 @@ def test_transfer_compression_halves_float32_precision_across_tasks(servers):
     assert got.dtype == np.float32 and got == 1.0
 
 
-def test_a_failing_partition_aborts_the_step_on_every_task(servers):
+@pytest.mark.parametrize("unix_sockets", ["1", "0"])   # the same-host transport, or gRPC
+def test_a_failing_partition_aborts_the_step_on_every_task(servers, monkeypatch,
+                                                           unix_sockets):
+    monkeypatch.setenv("DTFNB_UNIX_SOCKETS", unix_sockets)
     cluster = cluster_dict(ps=1, worker=2)
     worker0 = servers(cluster, "worker", 0)
     worker1 = servers(cluster, "worker", 1)
