@@ -167,7 +167,7 @@ class FIFOQueue:
                     None, None, "Enqueue operation was cancelled")
                 attempt.done = True
             self._enqueues.clear()
-            self._flush(changed=True)
+            self._flush(changed=True, finished=True)
 
     def is_closed(self):
         with self._cond:
@@ -243,20 +243,26 @@ class FIFOQueue:
         self.dequeued -= len(attempt.taken)
         attempt.taken = []
 
-    def _flush(self, changed=False):
-        """Serves both lines until neither moves (TensorFlow's FlushUnlocked)."""
+    def _flush(self, changed=False, finished=False):
+        """Serves both lines until neither moves (TensorFlow's FlushUnlocked). Waiters are
+        woken only when an attempt is done (`finished`: the caller ended some): each waits
+        for its own, and waking a dequeue_many's thread for every item it takes costs a
+        thread switch per item."""
         moved = True
         while moved:
-            moved = self._serve(self._enqueues)
-            moved = self._serve(self._dequeues) or moved
+            enqueued, enqueues_done = self._serve(self._enqueues)
+            dequeued, dequeues_done = self._serve(self._dequeues)
+            moved = enqueued or dequeued
             changed = changed or moved
-        if changed:
-            if self._on_change is not None:
-                self._on_change(self)
+            finished = finished or enqueues_done or dequeues_done
+        if changed and self._on_change is not None:
+            self._on_change(self)
+        if finished:
             self._cond.notify_all()
 
     def _serve(self, line):
-        progress = False
+        """Serves `line` in order; returns (whether anything moved, whether an attempt is done)."""
+        progress = done = False
         while line:
             attempt = line[0]
             if attempt.step is not None and attempt.step.error is not None:
@@ -268,10 +274,10 @@ class FIFOQueue:
             else:
                 result = attempt.run(attempt)
             if result != _COMPLETE:
-                return progress or result == _PROGRESS
+                return progress or result == _PROGRESS, done
             line.popleft()
-            attempt.done = progress = True
-        return progress
+            attempt.done = progress = done = True
+        return progress, done
 
     def _run_enqueue(self, attempt):
         if self.closed:
