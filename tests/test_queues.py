@@ -2,6 +2,7 @@
 closing, timeouts, sharing across sessions and tasks, and conservation of elements."""
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -490,3 +491,28 @@ def test_every_enqueued_item_is_dequeued_once_or_left(scripts, capacity, close_a
     assert len(everything) == len(set(everything)), "an item came out twice"
     assert sent <= set(everything), f"lost: {sorted(sent - set(everything))}"
     assert set(everything) <= sent | maybe_sent
+
+
+def test_a_waiting_dequeue_many_is_woken_when_served_not_for_every_item():
+    from dtfnb.resources.queues import FIFOQueue
+    from dtfnb.runtime.step import Step
+    queue = FIFOQueue("q", [tf.float32], [()], capacity=-1)
+    wakes = []
+    wait = queue._cond.wait
+
+    def counted_wait(timeout=None):
+        wakes.append(timeout)
+        return wait(timeout)
+
+    queue._cond.wait = counted_wait
+    taken = []
+    waiter = threading.Thread(target=lambda: taken.append(
+        queue.dequeue_many(Step(0, {}, None), 50)), daemon=True)
+    waiter.start()
+    assert poll_for(lambda: wakes)   # it is waiting
+    for i in range(50):
+        queue.enqueue(Step(0, {}, None), [np.float32(i)])
+        time.sleep(0.002)   # room for a woken waiter to wait again
+    waiter.join(timeout=10)
+    np.testing.assert_array_equal(taken[0][0], np.arange(50, dtype=np.float32))
+    assert len(wakes) <= 3   # woken once per item, it would wait 50 times

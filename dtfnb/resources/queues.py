@@ -27,7 +27,8 @@ _NO_PROGRESS, _PROGRESS, _COMPLETE = range(3)
 class _Attempt:
     """One waiting operation of `step`: `run(attempt)` advances it under the queue's lock."""
 
-    __slots__ = ("step", "run", "rows", "wanted", "taken", "allow_small", "done", "error")
+    __slots__ = ("step", "run", "rows", "wanted", "taken", "allow_small", "done", "error",
+                 "waiting")
 
     def __init__(self, step, run, rows=(), wanted=0, allow_small=False):
         self.step = step
@@ -38,6 +39,7 @@ class _Attempt:
         self.allow_small = allow_small
         self.done = False
         self.error = None
+        self.waiting = False   # its thread waits on the queue's condition (see _flush)
 
 
 def shape_string(shape):
@@ -226,6 +228,7 @@ class FIFOQueue:
         with self._cond:
             line.append(attempt)
             self._flush()
+            attempt.waiting = True
             try:
                 step.wait(self._cond, lambda: attempt.done)
             except BaseException:  # timed out or cancelled: leave the line, give back
@@ -245,9 +248,9 @@ class FIFOQueue:
 
     def _flush(self, changed=False, finished=False):
         """Serves both lines until neither moves (TensorFlow's FlushUnlocked). Waiters are
-        woken only when an attempt is done (`finished`: the caller ended some): each waits
-        for its own, and waking a dequeue_many's thread for every item it takes costs a
-        thread switch per item."""
+        woken only when a waiting attempt is done (`finished`: the caller ended some):
+        each waits for its own, and waking a dequeue_many's thread for every item moved
+        costs a thread switch (tens of µs) per item."""
         moved = True
         while moved:
             enqueued, enqueues_done = self._serve(self._enqueues)
@@ -261,8 +264,9 @@ class FIFOQueue:
             self._cond.notify_all()
 
     def _serve(self, line):
-        """Serves `line` in order; returns (whether anything moved, whether an attempt is done)."""
-        progress = done = False
+        """Serves `line` in order; returns (whether anything moved, whether an attempt whose
+        thread waits is done)."""
+        progress = woken = False
         while line:
             attempt = line[0]
             if attempt.step is not None and attempt.step.error is not None:
@@ -274,10 +278,11 @@ class FIFOQueue:
             else:
                 result = attempt.run(attempt)
             if result != _COMPLETE:
-                return progress or result == _PROGRESS, done
+                return progress or result == _PROGRESS, woken
             line.popleft()
-            attempt.done = progress = done = True
-        return progress, done
+            attempt.done = progress = True
+            woken = woken or attempt.waiting
+        return progress, woken
 
     def _run_enqueue(self, attempt):
         if self.closed:
