@@ -114,12 +114,17 @@ def run(cluster, model, steps, batch_size, learning_rate):
                 X_batch, y_batch = next(stream)
                 _, loss_value = sess.run([train_op, loss], {X: X_batch, y: y_batch})
                 first = loss_value if first is None else first
-            # Traced on a batch large enough that a row's work outlasts a transfer.
-            metadata = tf.RunMetadata()
-            sess.run(logits, {X: np.tile(data.X_test, (8, 1))},
-                     options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
-                     run_metadata=metadata)
-            busy, both, interleaved = device_overlap(metadata.step_stats)
+            # Traced on a batch large enough that a row's work outlasts a transfer. The
+            # OS may run the tasks by turns for a whole step on a busy machine: the best
+            # of three steps shows what the partitioning allows.
+            traced = []
+            for _ in range(3):
+                metadata = tf.RunMetadata()
+                sess.run(logits, {X: np.tile(data.X_test, (8, 1))},
+                         options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+                         run_metadata=metadata)
+                traced.append((device_overlap(metadata.step_stats), metadata))
+            (busy, both, interleaved), metadata = max(traced, key=lambda t: t[0][1])
             accuracy = digits.accuracy(sess.run(logits, {X: data.X_test}), data.y_test)
     return {"model": model, "accuracy": accuracy, "first_loss": float(first),
             "last_loss": float(loss_value), "busy_seconds": busy,
