@@ -131,12 +131,7 @@ def raw_connection(name, token=b""):
 
 
 def read_message(sock):
-    head = bytearray(local._ENVELOPE.size)
-    assert local._read_into(sock, head)
-    length, call_id, kind, _ = local._ENVELOPE.unpack(head)
-    body = bytearray(length)
-    assert local._read_into(sock, body)
-    return call_id, kind, bytes(body)
+    return local.read_message(sock, wire.max_message_bytes(), "the test")
 
 
 def test_bad_messages_get_errors_and_the_task_keeps_serving(servers):
@@ -152,7 +147,7 @@ def test_bad_messages_get_errors_and_the_task_keeps_serving(servers):
                                             (4, local.CALL, wire.METHOD_INDEX["RecvTensor"],
                                              b"")]:
             sock.sendall(local._ENVELOPE.pack(len(body), call_id, kind, method) + body)
-            got_id, got_kind, reply = read_message(sock)
+            got_id, got_kind, _, reply = read_message(sock)
             assert (got_id, got_kind) == (call_id, local.ERROR)
             error = local._error_from(reply)
             expected = (tf.errors.InvalidArgumentError if call_id == 1

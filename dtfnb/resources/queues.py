@@ -169,7 +169,7 @@ class FIFOQueue:
                     None, None, "Enqueue operation was cancelled")
                 attempt.done = True
             self._enqueues.clear()
-            self._flush(changed=True, finished=True)
+            self._flush(changed=True, wake=True)
 
     def is_closed(self):
         with self._cond:
@@ -246,21 +246,21 @@ class FIFOQueue:
         self.dequeued -= len(attempt.taken)
         attempt.taken = []
 
-    def _flush(self, changed=False, finished=False):
+    def _flush(self, changed=False, wake=False):
         """Serves both lines until neither moves (TensorFlow's FlushUnlocked). Waiters are
-        woken only when a waiting attempt is done (`finished`: the caller ended some):
+        woken only when a waiting attempt is done (`wake`: the caller ended some):
         each waits for its own, and waking a dequeue_many's thread for every item moved
         costs a thread switch (tens of µs) per item."""
         moved = True
         while moved:
-            enqueued, enqueues_done = self._serve(self._enqueues)
-            dequeued, dequeues_done = self._serve(self._dequeues)
+            enqueued, wake_enqueuers = self._serve(self._enqueues)
+            dequeued, wake_dequeuers = self._serve(self._dequeues)
             moved = enqueued or dequeued
             changed = changed or moved
-            finished = finished or enqueues_done or dequeues_done
+            wake = wake or wake_enqueuers or wake_dequeuers
         if changed and self._on_change is not None:
             self._on_change(self)
-        if finished:
+        if wake:
             self._cond.notify_all()
 
     def _serve(self, line):

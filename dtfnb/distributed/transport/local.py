@@ -8,11 +8,11 @@ cluster token, when there is one. DTFNB_UNIX_SOCKETS=0 turns it off: gRPC only.
 
 A connection carries many calls at once, told apart by id; each message is an
 envelope and a body (see CallError in protos/dtfnb/protos/wire.proto). The server
-runs unary and server-streaming calls on a thread pool, and the messages of a
-client stream (tensor pushes) on the connection's reader thread, in order. A send
-never blocks its caller: what the socket cannot take at once waits, in order, for
-the connection's writer thread, so two reader threads sending to each other cannot
-deadlock.
+runs the messages of a client stream (tensor pushes) on the connection's reader
+thread, in order; a unary or server-streaming call runs on the thread that read it,
+while a pool thread takes over the reading. A send never blocks its caller: what the
+socket cannot take at once waits, in order, for the connection's writer thread, so
+two reader threads sending to each other cannot deadlock.
 """
 
 import collections
@@ -127,22 +127,9 @@ class _Link:
             work()
 
     def _read_until_work(self):
-        head = bytearray(_ENVELOPE.size)
         try:
-            while _read_into(self._sock, head):
-                length, call_id, kind, method = _ENVELOPE.unpack(head)
-                if length > self._limit:
-                    if not _skip(self._sock, length):
-                        return None
-                    body = _error_body(errors.InvalidArgumentError(
-                        None, None, f"A message to or from {self.where} was refused: "
-                        f"Received message larger than max ({length} vs. {self._limit})"))
-                    work = self.received(call_id, ERROR, 0, body)
-                else:
-                    body = bytearray(length)
-                    if length and not _read_into(self._sock, body):
-                        return None
-                    work = self.received(call_id, kind, method, memoryview(body).toreadonly())
+            while (message := read_message(self._sock, self._limit, self.where)) is not None:
+                work = self.received(*message)
                 if work is not None:
                     return work
         except OSError:
@@ -190,6 +177,25 @@ def _unsent(parts, sent):
             return [part[sent:], *parts[i + 1:]]
         sent -= len(part)
     return []
+
+
+def read_message(sock, limit, where):
+    """The next (call id, kind, method, body) from `sock`, or None once it has ended. A
+    body over `limit` bytes is read past and comes as an ERROR saying so."""
+    head = bytearray(_ENVELOPE.size)
+    if not _read_into(sock, head):
+        return None
+    length, call_id, kind, method = _ENVELOPE.unpack(head)
+    if length > limit:
+        if not _skip(sock, length):
+            return None
+        return call_id, ERROR, 0, _error_body(errors.InvalidArgumentError(
+            None, None, f"A message to or from {where} was refused: Received message "
+            f"larger than max ({length} vs. {limit})"))
+    body = bytearray(length)
+    if length and not _read_into(sock, body):
+        return None
+    return call_id, kind, method, memoryview(body).toreadonly()
 
 
 def _read_into(sock, buffer):
@@ -251,13 +257,10 @@ class LocalChannel:
             sock.settimeout(_CONNECT_SECONDS)
             sock.connect("\0" + self._name)
             sock.sendall(_ENVELOPE.pack(len(self._token), 0, HELLO, 0) + self._token)
-            head = bytearray(_ENVELOPE.size)
-            if not _read_into(sock, head):
+            answer = read_message(sock, wire.max_message_bytes(), self.where)
+            if answer is None:
                 raise ConnectionResetError(0, "the task closed the connection")
-            length, _, kind, _ = _ENVELOPE.unpack(head)
-            body = bytearray(length)
-            if not _read_into(sock, body):
-                raise ConnectionResetError(0, "the task closed the connection")
+            _, kind, _, body = answer
             sock.settimeout(None)
         except OSError as err:
             sock.close()
