@@ -234,6 +234,23 @@ def test_a_stopped_task_cannot_outlast_the_deadline():
             assert sess.run(out) == 2.0  # the session stays usable
 
 
+def test_a_timed_out_dequeue_on_ps_fails_the_step_as_tensorflow_does(chapter_cluster):
+    """The step times out, not the kernel: the same error however the deadline is met
+    (by the ps's kernel, the ps's executor waiting on its receive, or the master)."""
+    cluster, _ = chapter_cluster
+    with tf.device("/job:ps/task:0"):
+        q = tf.FIFOQueue(10, [tf.float32], shapes=[[2]], name="q", shared_name="timed_q")
+    # `n` is placed on the master's task, so the ps's part of the step has a receive.
+    dequeue_many = q.dequeue_many(2)
+    with tf.Session(target(cluster, "worker", 1)) as sess:
+        sess.run(q.enqueue([[1.0, 2.0]]))
+        for _ in range(5):
+            with pytest.raises(tf.errors.DeadlineExceededError) as info:
+                sess.run(dequeue_many, options=tf.RunOptions(timeout_in_ms=200))
+            assert info.value.message == "Timed out waiting for notification"
+        assert sess.run(q.size()) == 1  # and the item it had taken is back
+
+
 def test_a_session_waits_for_a_task_that_starts_late():
     cluster = cluster_dict(ps=1, worker=1)
     with task_processes(cluster, skip={("ps", 0)}):

@@ -209,14 +209,8 @@ class _Run:
         # A receive still waiting for its tensor holds no thread that an abort could wake.
         token = step.on_abort(self.done.set) if self.receives else None
         try:
-            while not self.done.is_set():
-                timeout = step.remaining() if step.deadline is not None else None
-                if not self.done.wait(timeout):
-                    try:
-                        step.remaining()
-                    except errors.DeadlineExceededError as err:
-                        step.abort(err)
-                        break
+            if not self.done.wait(step.remaining()):
+                step.expire()
         finally:
             if token is not None:
                 step.remove_on_abort(token)

@@ -77,19 +77,22 @@ class Step:
             self._callbacks.pop(token, None)
 
     def remaining(self):
-        """Seconds until the deadline (None: no deadline); raises once it has passed."""
+        """Seconds until the deadline: None without one, 0 once it has passed."""
         if self.deadline is None:
             return None
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            raise DeadlineExceededError(None, None, TIMEOUT_MESSAGE)
-        return left
+        return max(0.0, self.deadline - time.monotonic())
+
+    def expire(self):
+        """Fails the step for its deadline. As in TensorFlow the error names no node: the
+        step ran out of time, whichever kernel was waiting then (it fails as cancelled)."""
+        self.abort(DeadlineExceededError(None, None, TIMEOUT_MESSAGE))
 
     def check(self):
-        """Raises if the step was aborted or its deadline passed."""
+        """Raises CancelledError if the step was aborted, or has expired at its deadline."""
+        if self.error is None and self.deadline is not None and self.remaining() == 0:
+            self.expire()
         if self.error is not None:
             raise CancelledError(None, None, "Step was cancelled")
-        self.remaining()
 
     def wait(self, cond, ready):
         """Waits on `cond` (held by the caller) until `ready()`, an abort or the deadline."""

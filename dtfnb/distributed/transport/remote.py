@@ -16,8 +16,8 @@ from dtfnb.protos import graph_pb2, master_pb2, worker_pb2
 
 log = logging.getLogger("dtfnb.distributed")
 
-# A remote call outlives the step's own deadline by this much, so that the task's
-# DeadlineExceededError (naming what timed out) usually arrives before the transport's.
+# A remote call outlives the step's own deadline by this much, so that the task's own
+# answer (its DeadlineExceededError, or what else failed first) comes before the transport's.
 _GRACE_SECONDS = 1.0
 _WAIT_LOG_EVERY = 10   # seconds between "still waiting" lines while a task is not up
 
@@ -264,11 +264,8 @@ class _GraphCall:
                                                            timeout=self._timeout))
             self._handled.set()
         else:
-            try:
-                while not self._handled.wait(self._step.remaining()):
-                    pass
-            except DeadlineExceededError as err:
-                self._step.abort(err)  # abandoning cancels the call: it ends at once
+            if not self._handled.wait(self._step.remaining()):
+                self._step.expire()  # abandoning cancels the call: it ends at once
                 self._handled.wait()
         self._step.remove_on_abort(self._token)
         if self._incoming is not None and self._incoming.streams and self._step.error is None:
