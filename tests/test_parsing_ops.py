@@ -4,6 +4,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import dtfnb as tf
 
@@ -92,6 +94,36 @@ def test_decode_csv_empty_string_default_means_required():
 def test_decode_csv_error_names_the_record_in_a_batch():
     run_error(tf.decode_csv(["1,2", "3,x"], [[0], [0]]),
               "Field 1 in record 1 is not a valid int32: x")
+
+
+_FIELDS = st.sampled_from([
+    "1", "-2.5", " 3 ", "+.5", "1e3", "1e40", "-1e40", "inf", "-Infinity", "nan", "0x1p3",
+    "007", "1_0", "12345678901", "99999999999999999999", "", " ", "a", "1.5.2", "\u0663",
+    '"q"', 'a"b', "\t4\t", "\r", "1e", "."])
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@given(records=st.lists(st.lists(_FIELDS, min_size=4, max_size=6), min_size=1, max_size=40))
+def test_decode_csv_plain_records_read_as_the_full_parser_reads_them(records):
+    """Plain records take a fast path; a non-empty na_value turns it off. Both must give
+    the same values, or the same error, for any record."""
+    with tf.Graph().as_default():
+        defaults = [[0.0], [0], tf.constant([0.0], tf.float64), tf.constant([0], tf.int64),
+                    [""]]
+        line = tf.placeholder(tf.string, [])
+        fast = tf.decode_csv(line, defaults)
+        full = tf.decode_csv(line, defaults, na_value="\x01")
+        with tf.Session() as sess:
+            def outcome(columns, record):
+                try:
+                    return [(v.dtype, v.tolist()) for v in sess.run(columns, {line: record})]
+                except tf.errors.InvalidArgumentError as err:
+                    return err.message.split("\n")[0]
+
+            for fields in records:
+                record = ",".join(fields)
+                # repr: nan == nan
+                assert repr(outcome(fast, record)) == repr(outcome(full, record)), record
 
 
 def test_decode_csv_build_errors():

@@ -6,6 +6,7 @@ take inf, infinity, nan and hex floats, and overflow to inf.
 """
 
 import math
+import operator
 import re
 import sys
 
@@ -23,6 +24,7 @@ _HEX_FLOAT = re.compile(rb"\s*[+-]?0x(?:[0-9a-f]+\.?[0-9a-f]*|\.[0-9a-f]+)(?:p[+
 _INT_RANGE = {np.int32: (-2**31, 2**31 - 1), np.int64: (-2**63, 2**63 - 1),
               np.uint32: (0, 2**32 - 1), np.uint64: (0, 2**64 - 1)}
 _QUOTE = ord('"')
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 _CRLF = b"\r\n"
 
 
@@ -62,9 +64,13 @@ def _parser(np_type):
     return parse_float
 
 
+def _np_type(dtype):
+    return object if dtype is dtypes.string else dtype.as_numpy_dtype
+
+
 def _columns(columns, types, shape):
     """Python values per column as arrays of `shape`; out of float32's range is inf."""
-    np_types = [object if t is dtypes.string else t.as_numpy_dtype for t in types]
+    np_types = [_np_type(t) for t in types]
     with np.errstate(over="ignore"):
         if shape == ():  # one record (a map function's): no reshapes
             return [np.array(values[0], t) for values, t in zip(columns, np_types)]
@@ -116,47 +122,121 @@ def _split_fields(record, delim, use_quote, cols):
     return fields
 
 
-def _csv_options(attrs):
-    """What a DecodeCSV node needs from its attrs, worked out once per plan."""
-    types = attrs["OUT_TYPE"]
-    delim = attrs["field_delim"].encode("utf-8", "surrogateescape")
-    if len(delim) != 1:
-        raise _error("field_delim should be only 1 char")
-    parsers = [(lambda text: text) if t is dtypes.string else _parser(t.as_numpy_dtype)
-               for t in types]
-    return (types, delim[0], attrs["na_value"].encode("utf-8", "surrogateescape"),
-            attrs.get("select_cols") or None, bool(attrs["use_quote_delim"]), parsers)
+class _CsvDecoder:
+    """What a DecodeCSV node needs from its attrs, worked out once per plan, and its
+    per-record fast path.
+
+    Most records are plain: no quotes, CR/LF, underscores or non-ASCII bytes, and no
+    empty fields. Python's float() and int() read such a field exactly as TensorFlow
+    does, and say no (ValueError) where it does, so plain records skip the per-field
+    pattern matching. Anything else, and any failure, takes the full path, which gives
+    TensorFlow's values and messages.
+    """
+
+    def __init__(self, attrs):
+        self.types = attrs["OUT_TYPE"]
+        delim = attrs["field_delim"].encode("utf-8", "surrogateescape")
+        if len(delim) != 1:
+            raise _error("field_delim should be only 1 char")
+        self.delim, self._separator = delim[0], delim
+        self.na_value = attrs["na_value"].encode("utf-8", "surrogateescape")
+        self.cols = attrs.get("select_cols") or None
+        self.use_quote = bool(attrs["use_quote_delim"])
+        self.parsers = [_unchanged if t is dtypes.string else _parser(t.as_numpy_dtype)
+                        for t in self.types]
+        self._dtypes = [np.dtype(_np_type(t)) for t in self.types]
+        self._plain = self.cols is None and not self.na_value
+        self._unsafe = re.compile(rb'[_\r\n\x80-\xff"]' if self.use_quote else rb"[_\r\n\x80-\xff]")
+        self._fast = [_unchanged if t is dtypes.string else _fast_parser(t.as_numpy_dtype)
+                      for t in self.types]
+        self._float32 = [f for f, t in enumerate(self.types) if t is dtypes.float32]
+        self._checked = ()
+
+    def decode(self, records, defaults):
+        if len(defaults) != len(self._checked) or not all(map(operator.is_, defaults,
+                                                              self._checked)):
+            _check_defaults(defaults)
+            self._checked = defaults  # the same arrays every run when they are constants
+        if records.shape == ():  # one record (a map function's, a reader's line)
+            record = _as_bytes(records[()])
+            values = self._plain_record(record)
+            if values is not None:
+                return [np.asarray(v, t) for v, t in zip(values, self._dtypes)]
+            return _columns([[v] for v in self._record(record, 0, defaults)], self.types, ())
+        columns = [[] for _ in self.types]
+        for r, record in enumerate(records.reshape(-1)):
+            record = _as_bytes(record)
+            values = self._plain_record(record) or self._record(record, r, defaults)
+            for column, value in zip(columns, values):
+                column.append(value)
+        return _columns(columns, self.types, records.shape)
+
+    def _plain_record(self, record):
+        """The record's values if it is plain and valid, else None (take the full path)."""
+        if not self._plain or self._unsafe.search(record):
+            return None
+        fields = record.split(self._separator)
+        if len(fields) != len(self._fast) or not all(fields):
+            return None
+        try:
+            values = [parse(field) for parse, field in zip(self._fast, fields)]
+        except ValueError:
+            return None
+        floats = [values[f] for f in self._float32]
+        if floats and not (max(floats) <= _FLOAT32_MAX and min(floats) >= -_FLOAT32_MAX):
+            return None  # becomes inf, which numpy warns about: the full path hushes it
+        return values
+
+    def _record(self, record, r, defaults):
+        fields = _split_fields(record, self.delim, self.use_quote, self.cols)
+        if len(fields) != len(self.types):
+            raise _error(f"Expect {len(self.types)} fields but have {len(fields)} in record {r}")
+        for f, field in enumerate(fields):
+            if not field or field == self.na_value:
+                if not defaults[f].size:
+                    raise _error(f"Field {f} is required but missing in record {r}!")
+                yield _as_bytes(defaults[f].reshape(-1)[0])
+                continue
+            value = self.parsers[f](field)
+            if value is None:
+                raise _error(f"Field {f} in record {r} is not a valid "
+                             f"{dtypes.c_type_name(self.types[f])}: {_text(field)}")
+            yield value
 
 
-@register_kernel("DecodeCSV", device="CPU")
-def _decode_csv(ctx, step, records, *defaults):
-    options = ctx.state.get("options")
-    if options is None:
-        options = ctx.state["options"] = _csv_options(ctx.attrs)
-    types, delim, na_value, cols, use_quote, parsers = options
+def _unchanged(text):
+    return text
+
+
+def _fast_parser(np_type):
+    """float() or int() for plain fields, with int ranges checked."""
+    if np_type in _INT_RANGE:
+        low, high = _INT_RANGE[np_type]
+
+        def parse_int(text):
+            value = int(text)
+            if not low <= value <= high:
+                raise ValueError(text)
+            return value
+        return parse_int
+    return float
+
+
+def _check_defaults(defaults):
     for f, default in enumerate(defaults):
         if default.ndim > 1:
             raise _error("Each record default should be at most rank 1")
         if default.size > 1:
             raise _error(f"There should only be 1 default per field but field {f} has "
                          f"{default.size}")
-    columns = [[] for _ in types]
-    for r, record in enumerate(records.reshape(-1)):
-        fields = _split_fields(_as_bytes(record), delim, use_quote, cols)
-        if len(fields) != len(types):
-            raise _error(f"Expect {len(types)} fields but have {len(fields)} in record {r}")
-        for f, field in enumerate(fields):
-            if not field or field == na_value:
-                if not defaults[f].size:
-                    raise _error(f"Field {f} is required but missing in record {r}!")
-                value = _as_bytes(defaults[f].reshape(-1)[0])
-            else:
-                value = parsers[f](field)
-                if value is None:
-                    raise _error(f"Field {f} in record {r} is not a valid "
-                                 f"{dtypes.c_type_name(types[f])}: {_text(field)}")
-            columns[f].append(value)
-    outputs = _columns(columns, types, records.shape)
+
+
+@register_kernel("DecodeCSV", device="CPU")
+def _decode_csv(ctx, step, records, *defaults):
+    decoder = ctx.state.get("decoder")
+    if decoder is None:
+        decoder = ctx.state["decoder"] = _CsvDecoder(ctx.attrs)
+    outputs = decoder.decode(records, defaults)
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
