@@ -310,6 +310,31 @@ def test_control_dependencies_order_execution():
         assert sess.run(read) == 2.0
 
 
+def test_a_constant_under_control_dependencies_still_orders_what_follows_it():
+    # Constants are filled in before a run starts, except one that must wait.
+    x = tf.Variable(0.0, name="x")
+    inc = tf.assign_add(x, 1.0)
+    with tf.control_dependencies([inc]):
+        ten = tf.constant(10.0)
+    with tf.control_dependencies([ten]):
+        read = tf.identity(x.value())
+    with tf.Session() as sess:
+        sess.run(x.initializer)
+        assert [sess.run(read) for _ in range(3)] == [1.0, 2.0, 3.0]
+
+
+def test_constants_show_in_traced_step_stats():
+    total = tf.add(tf.constant(1.0, name="one"), tf.constant(2.0, name="two"), name="total")
+    options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+    with tf.Session() as sess:
+        assert sess.run(total) == 3.0
+        metadata = tf.RunMetadata()
+        assert sess.run(total, options=options, run_metadata=metadata) == 3.0
+    traced = {node.node_name for device in metadata.step_stats.dev_stats
+              for node in device.node_stats}
+    assert {"one", "two", "total"} <= traced
+
+
 def test_control_dependencies_rejects_non_graph_elements():
     with pytest.raises(TypeError):
         with tf.control_dependencies([42]):

@@ -69,7 +69,6 @@ class Executor:
         for node in nodes:
             out_base.append(slots)
             slots += max(1, len(node.output_types))
-        self._num_slots = slots
         self._plan = []
         pending = []
         for i, node in enumerate(nodes):
@@ -95,13 +94,14 @@ class Executor:
         for i, node in enumerate(nodes):
             for dep in {src for src, _ in node.inputs} | set(node.control_inputs):
                 self._plan[index[dep]].succ.append(i)
-        self._pending = pending
-        self._roots = [i for i, count in enumerate(pending) if count == 0]
         self._receives = any(p.mode == _RECV for p in self._plan)
-        # Without pool or receive nodes, and with blocking ones on one chain, a fixed
-        # order does the same work without counting dependencies (see _sequential_order).
-        self._sequence = (_sequential_order(self._plan, pending)
-                          if all(p.mode in (_INLINE, _BLOCKING) for p in self._plan) else None)
+        # A constant gives the same array every run: a run that is not traced starts with
+        # its slot filled, and a traced one runs it, so that it shows in the step stats.
+        # (Not one under control dependencies: what follows it must wait for them.)
+        constants = [i for i, p in enumerate(self._plan)
+                     if p.ctx.op == "Const" and pending[i] == 0]
+        self._untraced = _Schedule(self._plan, pending, slots, constants)
+        self._traced = _Schedule(self._plan, pending, slots) if constants else self._untraced
 
     def run(self, step, meanwhile=None):
         """Runs the partition to completion; raises the step's first error.
@@ -110,24 +110,25 @@ class Executor:
         waiting for the rest of it (a master waits for other tasks there, so that
         its thread wakes once, when both are done, rather than once for each).
         """
-        if self._sequence is not None:
+        schedule = self._untraced if step.stats is None else self._traced
+        if schedule.sequence is not None:
             try:
-                return self._run_in_sequence(step)
+                return self._run_in_sequence(step, schedule)
             finally:
                 if meanwhile is not None:
                     meanwhile()
-        run = _Run(self, step)
+        run = _Run(self, step, schedule)
         run.start()
         if meanwhile is not None:
             meanwhile()
         return run.wait()
 
-    def _run_in_sequence(self, step):
-        slots = [None] * self._num_slots
+    def _run_in_sequence(self, step, schedule):
+        slots = list(schedule.slots)
         stats = None if step.stats is None else step.stats.device(self.device.name)
         node = None
         try:
-            for node in self._sequence:
+            for node in schedule.sequence:
                 if step.error is not None:
                     break
                 _execute(node, step, slots, stats)
@@ -153,14 +154,38 @@ def _execute(node, step, slots, stats):
                      slots[node.out_base:node.out_base + node.n_out])
 
 
-def _sequential_order(plan, pending):
-    """A topological order in which each blocking node comes once everything else that
-    can run has run, so that what is left waits for it anyway: one thread running the
-    order waits only where TensorFlow would. None when two blocking nodes are ready
-    together (independent: one may wait for the other, as a dequeue for an enqueue of
-    the same step), which needs the concurrent run."""
+class _Schedule:
+    """How a run starts: its slots with the `preset` nodes' outputs already in them, the
+    dependency counts left, the nodes ready at once, how many nodes it runs, and, without
+    pool or receive nodes and with the blocking ones on one chain, a fixed order that
+    does the same work without counting dependencies (see _sequential_order)."""
+
+    __slots__ = ("slots", "pending", "roots", "count", "sequence")
+
+    def __init__(self, plan, pending, num_slots, preset=()):
+        self.slots = [None] * num_slots
+        self.pending = list(pending)
+        for i in preset:
+            node = plan[i]
+            self.slots[node.out_base] = node.fn(node.ctx, None)
+            for j in node.succ:
+                self.pending[j] -= 1
+        preset = set(preset)
+        self.roots = [i for i, count in enumerate(self.pending)
+                      if count == 0 and i not in preset]
+        self.count = len(plan) - len(preset)
+        self.sequence = (_sequential_order(plan, self.pending, self.roots)
+                         if all(p.mode in (_INLINE, _BLOCKING) for p in plan) else None)
+
+
+def _sequential_order(plan, pending, roots):
+    """A topological order, from `roots`, in which each blocking node comes once
+    everything else that can run has run, so that what is left waits for it anyway: one
+    thread running the order waits only where TensorFlow would. None when two blocking
+    nodes are ready together (independent: one may wait for the other, as a dequeue for
+    an enqueue of the same step), which needs the concurrent run."""
     pending = list(pending)
-    ready = [i for i, count in enumerate(pending) if count == 0]
+    ready = list(roots)
     blocked = []
     order = []
     while ready or blocked:
@@ -185,17 +210,17 @@ class _Run:
     __slots__ = ("plan", "step", "slots", "pending", "remaining", "lock", "done", "device",
                  "stats", "roots", "receives")
 
-    def __init__(self, executor, step):
+    def __init__(self, executor, step, schedule):
         self.plan = executor._plan
         self.step = step
         self.device = executor.device
-        self.slots = [None] * executor._num_slots
-        self.pending = list(executor._pending)
-        self.remaining = len(self.plan)
+        self.slots = list(schedule.slots)
+        self.pending = list(schedule.pending)
+        self.remaining = schedule.count
         self.lock = threading.Lock()
         self.done = threading.Event()
         self.stats = None if step.stats is None else step.stats.device(self.device.name)
-        self.roots = executor._roots
+        self.roots = schedule.roots
         self.receives = executor._receives
 
     def start(self):
