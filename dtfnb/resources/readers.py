@@ -11,7 +11,6 @@ One difference: a file that fails half-way (a corrupt record) is dropped, and th
 next read goes on with the next file; TensorFlow fails again at the same place.
 """
 
-import contextlib
 import os
 import threading
 
@@ -55,6 +54,7 @@ class ReaderBase:
         self._records = None  # the current file's record generator; None between files
         self._cond = threading.Condition()
         self._busy = False
+        self._turn_end = _TurnEnd(self)
 
     def _file_records(self, path):
         """Yields the (key, value) records of the file at `path`; subclasses say how."""
@@ -66,17 +66,17 @@ class ReaderBase:
         except FileNotFoundError:
             raise not_found(path, self.task) from None
 
-    @contextlib.contextmanager
     def _turn(self, step):
+        """Waits for this reader's turn; returns the context that ends it."""
         with self._cond:
             step.wait(self._cond, lambda: not self._busy)
             self._busy = True
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._busy = False
-                self._cond.notify_all()
+        return self._turn_end
+
+    def _end_turn(self):
+        with self._cond:
+            self._busy = False
+            self._cond.notify_all()
 
     def _next_record(self, step, queue):
         """The next record of the current file; None when that file has just ended."""
@@ -121,6 +121,22 @@ class ReaderBase:
                 self._records.close()
             self._records = None
             self.records_produced = self.work_units_completed = 0
+
+
+class _TurnEnd:
+    """Leaving it ends a read's turn at the reader (a class: a generator-based context
+    manager costs more than a whole read of a short line)."""
+
+    __slots__ = ("_reader",)
+
+    def __init__(self, reader):
+        self._reader = reader
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        self._reader._end_turn()
 
 
 def _next_filename(step, queue):

@@ -33,7 +33,7 @@ class Step:
     hold them until `flush()`, which an executor calls before its thread waits.
     """
 
-    __slots__ = ("id", "deadline", "feeds", "fetched", "stats", "error", "rendezvous",
+    __slots__ = ("id", "deadline", "feeds", "fetched", "stats", "error", "_rendezvous",
                  "outbound", "copy_fetches", "_lock", "_callbacks")
 
     def __init__(self, timeout_ms=0, feeds=None, stats=None, step_id=None):
@@ -43,7 +43,7 @@ class Step:
         self.fetched = {}
         self.stats = stats
         self.error = None
-        self.rendezvous = Rendezvous()
+        self._rendezvous = None  # made when a partition first sends or receives
         self.outbound = None
         # A fetch handed to the user is copied, so that changing it leaves variables be.
         self.copy_fetches = True
@@ -96,6 +96,8 @@ class Step:
 
     def wait(self, cond, ready):
         """Waits on `cond` (held by the caller) until `ready()`, an abort or the deadline."""
+        if ready():
+            return
         token = self.on_abort(lambda: _notify(cond))
         try:
             while not ready():
@@ -105,6 +107,18 @@ class Step:
             self.remove_on_abort(token)
 
     # -- tensors between partitions ------------------------------------------------------
+
+    @property
+    def rendezvous(self):
+        if self._rendezvous is None:
+            with self._lock:
+                if self._rendezvous is None:
+                    self._rendezvous = Rendezvous()
+        return self._rendezvous
+
+    @rendezvous.setter
+    def rendezvous(self, rendezvous):
+        self._rendezvous = rendezvous
 
     def send(self, key, value):
         if self.outbound is None:
