@@ -50,7 +50,7 @@ def shape_string(shape):
 
 
 def _fits(shape, expected):
-    return expected is None or (len(shape) == len(expected) and all(
+    return expected is None or shape == expected or (len(shape) == len(expected) and all(
         e is None or e == d for d, e in zip(shape, expected)))
 
 
@@ -68,6 +68,7 @@ class FIFOQueue:
         self.name = name
         self.dtypes = list(dtypes)
         self.shapes = [tuple(s) if s is not None else None for s in shapes or ()]
+        self._np_dtypes = [np.dtype(t.as_numpy_dtype) for t in self.dtypes]
         self.capacity = capacity
         self.closed = False
         self.enqueued = 0
@@ -187,8 +188,7 @@ class FIFOQueue:
             have = ", ".join(["resource"] + [c_type_name(np.asarray(c).dtype) for c in components])
             raise InvalidArgumentError(None, None, f"Signature mismatch, have: {have}-> "
                                        f"expected: {want}->")
-        return [np.array(c, dtype=t.as_numpy_dtype, copy=True)
-                for c, t in zip(components, self.dtypes)]
+        return [np.array(c, dtype=t, copy=True) for c, t in zip(components, self._np_dtypes)]
 
     def _validate(self, components):
         for i, (value, expected) in enumerate(zip(components, self.shapes)):
@@ -339,6 +339,7 @@ class RandomShuffleQueue(FIFOQueue):
         # Seeds (0, 0) mean "nondeterministic", as in TensorFlow's kernel.
         entropy = [seed, seed2] if seed or seed2 else None
         self._rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy)))
+        self._uniforms = []  # drawn in bulk: one draw from a Generator costs microseconds
 
     def matches(self, kind, dtypes, shapes, capacity, min_after_dequeue=0, **_):
         super().matches(kind, dtypes, shapes, capacity)
@@ -353,7 +354,9 @@ class RandomShuffleQueue(FIFOQueue):
 
     def _pop(self):
         items = self._items
-        index = int(self._rng.integers(len(items)))
+        if not self._uniforms:
+            self._uniforms = self._rng.random(256).tolist()
+        index = int(self._uniforms.pop() * len(items))
         items[index], items[-1] = items[-1], items[index]
         return items.pop()
 
