@@ -15,6 +15,9 @@ def resource_of(ctx, create, kind, what):
     `_<n>_<op name>`, as TensorFlow's); with one, the resource of the device's ResourceMgr
     in the op's container, shared by every session. `create(name)` makes one; a shared one
     that is not an instance of `kind` is refused, naming `what` was wanted."""
+    resource = ctx.state.get("resource")  # the node's own, made by its first run
+    if resource is not None:
+        return resource
     container = ctx.attrs.get("container", "")
     check_container(container)
     shared_name = ctx.attrs.get("shared_name", "")
