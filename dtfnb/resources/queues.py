@@ -217,9 +217,12 @@ class FIFOQueue:
                     f"dimension. Component {i} has {value.shape[0]}, and should have {batch}")
 
     def _batch(self, rows):
-        return tuple(np.stack([row[i] for row in rows]) if rows
-                     else np.zeros((0, *self.shapes[i]), dtype=t.as_numpy_dtype)
-                     for i, t in enumerate(self.dtypes))
+        # Rows of a queue with shapes all have them: np.array stacks them as np.stack
+        # would, several times faster (not objects: it would look inside those).
+        return tuple(np.zeros((0, *self.shapes[i]), dtype=t) if not rows
+                     else np.stack([row[i] for row in rows]) if t.hasobject
+                     else np.array([row[i] for row in rows], dtype=t)
+                     for i, t in enumerate(self._np_dtypes))
 
     # -- the lines of attempts -----------------------------------------------------------
 
