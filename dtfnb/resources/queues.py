@@ -20,6 +20,7 @@ import numpy as np
 
 from dtfnb.base.dtypes import c_type_name
 from dtfnb.base.errors import CancelledError, InvalidArgumentError, OutOfRangeError
+from dtfnb.resources.random_indices import RandomIndices
 
 _NO_PROGRESS, _PROGRESS, _COMPLETE = range(3)
 
@@ -341,8 +342,8 @@ class RandomShuffleQueue(FIFOQueue):
         self.min_after_dequeue = min_after_dequeue
         # Seeds (0, 0) mean "nondeterministic", as in TensorFlow's kernel.
         entropy = [seed, seed2] if seed or seed2 else None
-        self._rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy)))
-        self._uniforms = []  # drawn in bulk: one draw from a Generator costs microseconds
+        self._indices = RandomIndices(
+            np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy))))
 
     def matches(self, kind, dtypes, shapes, capacity, min_after_dequeue=0, **_):
         super().matches(kind, dtypes, shapes, capacity)
@@ -357,9 +358,7 @@ class RandomShuffleQueue(FIFOQueue):
 
     def _pop(self):
         items = self._items
-        if not self._uniforms:
-            self._uniforms = self._rng.random(256).tolist()
-        index = int(self._uniforms.pop() * len(items))
+        index = self._indices.below(len(items))
         items[index], items[-1] = items[-1], items[index]
         return items.pop()
 
