@@ -1,7 +1,7 @@
 """Between-graph replication: each worker is its own client process that builds its own
 copy of the graph under `replica_device_setter` (variables on the ps, computation on its
 worker task). The chief (worker 0) initializes the variables; the others wait until
-they are.
+they are, and all start training together.
 
 * async (default): each worker applies its gradients whenever they are ready. The ps
   reports the staleness of every gradient (about workers - 1 global steps), and a
@@ -64,6 +64,18 @@ def wait_until_initialized(sess, timeout=60.0):
         time.sleep(0.1)
 
 
+def start_together(sess, started, n_workers, timeout=60.0):
+    """Counts this worker in, then waits until all `n_workers` are: a chief that trained
+    alone until a slower-starting worker joined would measure no staleness at all."""
+    sess.run(started.assign_add(1))
+    deadline = time.monotonic() + timeout
+    while sess.run(started) < n_workers:
+        if time.monotonic() > deadline:
+            raise tf.errors.DeadlineExceededError(
+                None, None, f"not all {n_workers} workers started within {timeout} s")
+        time.sleep(0.02)
+
+
 def worker(cluster_spec, task_index, steps, batch_size, learning_rate, float_type="float32",
            sync=False, aggregate=None):
     """The client of one worker: trains `steps` steps (sync: until the global step is
@@ -71,6 +83,8 @@ def worker(cluster_spec, task_index, steps, batch_size, learning_rate, float_typ
     data = digits.load_digits()
     train_op, loss, X, y, global_step, opt = build(cluster_spec, task_index, learning_rate,
                                                    sync, aggregate)
+    with tf.device("/job:ps/task:0"):
+        started = tf.Variable(0, trainable=False, name="workers_started")
     hook = release = None
     if sync:
         hook = opt.make_session_run_hook(is_chief=task_index == 0)
@@ -91,6 +105,7 @@ def worker(cluster_spec, task_index, steps, batch_size, learning_rate, float_typ
             sess.run(tf.global_variables_initializer())
         else:
             wait_until_initialized(sess)
+        start_together(sess, started, len(cluster_spec["worker"]))
         if hook is not None:  # local step, tokens, and the chief's queue runner
             hook.after_create_session(sess, coord)
         start = time.perf_counter()
@@ -202,6 +217,7 @@ def train(cluster, n_workers, steps, batch_size, learning_rate, float_type="floa
     """Runs one client process per worker; `kill_worker` crashes (client and task) once
     the global step reaches `kill_at_step`. Returns accuracy, staleness, throughput."""
     ps_target, spec = cluster.target("ps", 0), cluster.spec.as_dict()
+    spec["worker"] = spec["worker"][:n_workers]  # a bigger cluster lends its first ones
     with EventCollector(ps_target, ["variable_update", "health"]) as ps_events:
         clients = [_Client(spec, i, steps, batch_size, learning_rate, float_type, sync,
                            aggregate) for i in range(n_workers)]
