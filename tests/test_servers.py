@@ -1,5 +1,6 @@
 """tf.train.Server in this process: targets, start/join/stop, sessions on any task, pinning."""
 
+import mmap
 import socket
 import threading
 
@@ -7,6 +8,7 @@ import numpy as np
 import pytest
 
 import dtfnb as tf
+from dtfnb.distributed.transport import shm
 from tests.cluster_util import chapter_pinning_graph, cluster_dict
 from tests.conftest import poll_for
 
@@ -208,6 +210,30 @@ def test_large_tensors_cross_with_and_without_shared_memory(servers, shared_memo
             np.testing.assert_allclose(got_total, value.sum() * 2, rtol=1e-4)
         got[:] = 0  # fetched arrays are the caller's to change
         np.testing.assert_array_equal(sess.run(v), value)
+
+
+@pytest.mark.skipif(not shm.available, reason="needs Linux memfd and /proc")
+def test_a_ps_lends_updated_variables_without_a_copy_and_they_stay_its_own(servers):
+    cluster = cluster_dict(ps=1, worker=1)
+    worker = servers(cluster, "worker", 0)
+    ps = servers(cluster, "ps", 0)
+    start = np.random.RandomState(1).rand(256, 128).astype(np.float32)  # 128 KiB
+    with tf.device("/job:ps/task:0"):
+        w = tf.Variable(start, name="w")
+    with tf.device("/job:worker/task:0"):
+        train = tf.train.GradientDescentOptimizer(0.5).minimize(tf.reduce_sum(w * w) / 2)
+        doubled = w * 2.0  # on the worker, from the value the ps lends
+    with tf.Session(worker.target) as sess:
+        sess.run(w.initializer)
+        for step in range(1, 4):  # the gradient is w: each step halves it
+            sess.run(train)
+            np.testing.assert_allclose(sess.run(doubled), start * 2 / 2**step, rtol=1e-6)
+        got = sess.run(w)
+        got[:] = 0  # fetched arrays are the caller's to change, never the ps's value
+        np.testing.assert_allclose(sess.run(w), start / 8, rtol=1e-6)
+    ps_device = ps._worker.devices["/job:ps/replica:0/task:0/device:CPU:0"]
+    value = ps_device.resource_mgr.lookup("", "w").read()
+    assert isinstance(value.base, mmap.mmap)  # made in a block: lent as it is
 
 
 def test_transfer_compression_halves_float32_precision_across_tasks(servers):

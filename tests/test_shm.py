@@ -201,6 +201,33 @@ def test_lend_is_thread_safe(pool):
     assert len(set(leases)) <= 4  # never more blocks than leases held at once
 
 
+def test_an_array_made_in_a_block_is_lent_as_it_is_read_only_and_never_copied(peer, pool):
+    array = pool.empty((300, 200), np.float32)
+    array[...] = ARRAYS["float32"]
+    first, second = pool.lend(array), pool.lend(array.reshape(-1))  # a view of all of it
+    assert first.read_only and first.block_id == second.block_id  # the array's own block
+    data, released = peer.view(first, np.float32, array.shape)
+    assert data == ARRAYS["float32"].tobytes() and released[-1] == first.block_id
+    copied = pool.lend(array[1:])  # not where the block starts: a copy
+    assert not copied.read_only and copied.block_id != first.block_id
+    assert not pool.lend(ARRAYS["float32"]).read_only  # any other array: a copy
+    assert pool.empty((10,), np.float32) is None  # too small to share: made elsewhere
+
+
+def test_a_made_arrays_block_is_reused_only_once_it_died_and_every_lease_ended(pool):
+    array = pool.empty((100_000,), np.float32)
+    block_id = pool.lend(array).block_id
+    pool.give_back([block_id])
+    assert pool.lend(np.ones(100_000, np.float32)).block_id != block_id  # it still lives
+    pool.lend(array)
+    del array
+    gc.collect()
+    assert pool.lend(np.ones(100_000, np.float32)).block_id != block_id  # still leased
+    pool.give_back([block_id])
+    again = pool.empty((100_000,), np.float32)
+    assert pool.lend(again).block_id == block_id
+
+
 def test_on_release_fires_once_when_the_array_and_its_views_are_gone(pool):
     array = np.arange(30_000, dtype=np.float32).reshape(100, 300)
     shared = pool.lend(array)

@@ -6,7 +6,7 @@ import pytest
 
 from dtfnb.base import dtypes
 from dtfnb.base.errors import InvalidArgumentError
-from dtfnb.distributed.transport import wire
+from dtfnb.distributed.transport import shm, wire
 from dtfnb.protos import tensor_pb2, worker_pb2
 
 _E = tensor_pb2.DataType
@@ -66,6 +66,19 @@ def test_inline_tensors_are_read_only_views_unless_writable():
     got = receive(data, writable=True)["x"]
     got[0] = 5  # a copy: the message is untouched
     assert receive(data)["x"][0] == 1
+
+
+@pytest.mark.skipif(not shm.available, reason="needs Linux memfd and /proc")
+def test_a_senders_own_array_arrives_read_only_and_writable_copies_it():
+    own = shm.block_pool().empty((100_000,), np.float32)
+    own[...] = 1.0
+    lent = np.full(100_000, 2.0, np.float32)  # copied into a block: the receiver's to change
+    data = send({"own": own, "lent": lent}, shared=True)
+    got = receive(data)
+    assert not got["own"].flags.writeable and got["lent"].flags.writeable
+    mine = receive(data, writable=True)["own"]
+    mine[0] = 5.0  # a copy: the sender's array is untouched
+    assert own[0] == 1.0 and (got["own"] == 1.0).all()
 
 
 def test_float32_is_compressed_on_the_wire_and_restored():

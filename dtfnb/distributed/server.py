@@ -15,10 +15,12 @@ import sys
 import threading
 import time
 
+import numpy as np
+
 from dtfnb.base.device_spec import DeviceSpec
 from dtfnb.distributed.cluster import ClusterSpec
 from dtfnb.distributed.master import Master
-from dtfnb.distributed.transport import monitor, rpc
+from dtfnb.distributed.transport import monitor, rpc, shm
 from dtfnb.distributed.transport.remote import Peers
 from dtfnb.distributed.transport.services import start_server
 from dtfnb.distributed.worker import Worker
@@ -63,6 +65,9 @@ class Server:
         self._worker = Worker(create_devices(config, self._job, self._task, blas_threads,
                                              self.events, cores),
                               blas_threads, peers=self._peers)
+        for device in self._worker.devices.values():
+            if device.xp is np:
+                device.shared_arrays = shm.block_pool().empty
         self.master = Master(DeviceSpec(self._job, 0, self._task),
                              [self._worker] + [self._peers.worker(t) for t in sorted(others)],
                              self.events)

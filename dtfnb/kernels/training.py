@@ -33,17 +33,20 @@ def _checked(var, **others):
     return value
 
 
+def _descend(ctx, step):
+    """The update of a variable to its value minus `step`, made by its device: in a task
+    of a cluster, an array the task lends to others as it is (never changed after)."""
+    def descend(value):
+        return ctx.xp.subtract(value, step, out=ctx.device.new_array(value.shape, value.dtype))
+    return descend
+
+
 @register_kernel("ApplyGradientDescent")
 def _apply_gradient_descent(ctx, step, var, alpha, delta):
     _check_scalar(alpha, "alpha")
     _checked(var, delta=delta)
 
-    def descend(value):
-        new = ctx.xp.multiply(delta, -alpha)  # one fresh array, then updated in place
-        new += value
-        return new
-
-    var.update(descend)
+    var.update(_descend(ctx, delta * alpha))
     return var
 
 
@@ -54,9 +57,9 @@ def _apply_momentum(ctx, step, var, accum, lr, grad, momentum):
     _checked(var, accum=accum, grad=grad)
     a = accum.update(lambda a: a * momentum + grad)
     if ctx.attrs.get("use_nesterov"):
-        var.update(lambda v: v - (grad * lr + a * momentum * lr))
+        var.update(_descend(ctx, grad * lr + a * momentum * lr))
     else:
-        var.update(lambda v: v - lr * a)
+        var.update(_descend(ctx, lr * a))
     return var
 
 
@@ -72,10 +75,10 @@ def _apply_adam(ctx, step, var, m, v, beta1_power, beta2_power, lr, beta1, beta2
     m_t = m.update(lambda m: m + (grad - m) * (1 - beta1))
     v_t = v.update(lambda v: v + (grad * grad - v) * (1 - beta2))
     if ctx.attrs.get("use_nesterov"):
-        var.update(lambda w: w - alpha * (m_t * beta1 + (1 - beta1) * grad)
-                   / (xp.sqrt(v_t) + epsilon))
+        var.update(_descend(ctx, alpha * (m_t * beta1 + (1 - beta1) * grad)
+                            / (xp.sqrt(v_t) + epsilon)))
     else:
-        var.update(lambda w: w - alpha * m_t / (xp.sqrt(v_t) + epsilon))
+        var.update(_descend(ctx, alpha * m_t / (xp.sqrt(v_t) + epsilon)))
     return var
 
 
@@ -88,7 +91,7 @@ def _apply_rms_prop(ctx, step, var, ms, mom, lr, rho, momentum, epsilon, grad):
     xp = ctx.xp
     ms_t = ms.update(lambda s: s + (grad * grad - s) * (1 - rho))
     mom_t = mom.update(lambda u: u * momentum + lr * grad / xp.sqrt(ms_t + epsilon))
-    var.update(lambda w: w - mom_t)
+    var.update(_descend(ctx, mom_t))
     return var
 
 
@@ -103,7 +106,7 @@ def _apply_centered_rms_prop(ctx, step, var, mg, ms, mom, lr, rho, momentum, eps
     mg_t = mg.update(lambda g: g + (grad - g) * (1 - rho))
     denom = ms_t - mg_t * mg_t + epsilon
     mom_t = mom.update(lambda u: u * momentum + lr * grad / xp.sqrt(denom))
-    var.update(lambda w: w - mom_t)
+    var.update(_descend(ctx, mom_t))
     return var
 
 
@@ -115,7 +118,7 @@ def _apply_adagrad(ctx, step, var, accum, lr, grad):
         a = accum.update(lambda a: a + grad * grad)
     else:
         a = accum.read()
-    var.update(lambda w: w - lr * grad / ctx.xp.sqrt(a))
+    var.update(_descend(ctx, lr * grad / ctx.xp.sqrt(a)))
     return var
 
 

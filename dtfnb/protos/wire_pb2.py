@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from dtfnb.protos import tensor_pb2 as dtfnb_dot_protos_dot_tensor__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x64tfnb/protos/wire.proto\x12\x05\x64tfnb\x1a\x19\x64tfnb/protos/tensor.proto\"[\n\x0bSharedSlice\x12\r\n\x05owner\x18\x01 \x01(\x04\x12\x0b\n\x03pid\x18\x02 \x01(\x05\x12\n\n\x02\x66\x64\x18\x03 \x01(\x05\x12\x10\n\x08\x62lock_id\x18\x04 \x01(\x04\x12\x12\n\nblock_size\x18\x05 \x01(\x04\"\xf6\x01\n\nWireTensor\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x1e\n\x05\x64type\x18\x02 \x01(\x0e\x32\x0f.dtfnb.DataType\x12\r\n\x05shape\x18\x03 \x03(\x03\x12\x16\n\x0cinline_bytes\x18\x04 \x01(\x04H\x00\x12$\n\x06shared\x18\x05 \x01(\x0b\x32\x12.dtfnb.SharedSliceH\x00\x12#\n\x05proto\x18\x06 \x01(\x0b\x32\x12.dtfnb.TensorProtoH\x00\x12\x17\n\rstream_ticket\x18\x08 \x01(\x04H\x00\x12#\n\nwire_dtype\x18\x07 \x01(\x0e\x32\x0f.dtfnb.DataTypeB\n\n\x08location\"L\n\x08PeerInfo\x12\x10\n\x08instance\x18\x01 \x01(\x04\x12\x0b\n\x03pid\x18\x02 \x01(\x05\x12\x0f\n\x07host_id\x18\x03 \x01(\t\x12\x10\n\x08probe_fd\x18\x04 \x01(\x05\"8\n\tCallError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x0c\n\x04node\x18\x03 \x01(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x64tfnb/protos/wire.proto\x12\x05\x64tfnb\x1a\x19\x64tfnb/protos/tensor.proto\"n\n\x0bSharedSlice\x12\r\n\x05owner\x18\x01 \x01(\x04\x12\x0b\n\x03pid\x18\x02 \x01(\x05\x12\n\n\x02\x66\x64\x18\x03 \x01(\x05\x12\x10\n\x08\x62lock_id\x18\x04 \x01(\x04\x12\x12\n\nblock_size\x18\x05 \x01(\x04\x12\x11\n\tread_only\x18\x06 \x01(\x08\"\xf6\x01\n\nWireTensor\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x1e\n\x05\x64type\x18\x02 \x01(\x0e\x32\x0f.dtfnb.DataType\x12\r\n\x05shape\x18\x03 \x03(\x03\x12\x16\n\x0cinline_bytes\x18\x04 \x01(\x04H\x00\x12$\n\x06shared\x18\x05 \x01(\x0b\x32\x12.dtfnb.SharedSliceH\x00\x12#\n\x05proto\x18\x06 \x01(\x0b\x32\x12.dtfnb.TensorProtoH\x00\x12\x17\n\rstream_ticket\x18\x08 \x01(\x04H\x00\x12#\n\nwire_dtype\x18\x07 \x01(\x0e\x32\x0f.dtfnb.DataTypeB\n\n\x08location\"L\n\x08PeerInfo\x12\x10\n\x08instance\x18\x01 \x01(\x04\x12\x0b\n\x03pid\x18\x02 \x01(\x05\x12\x0f\n\x07host_id\x18\x03 \x01(\t\x12\x10\n\x08probe_fd\x18\x04 \x01(\x05\"8\n\tCallError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x0c\n\x04node\x18\x03 \x01(\tb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,11 +33,11 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'dtfnb.protos.wire_pb2', _gl
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_SHAREDSLICE']._serialized_start=61
-  _globals['_SHAREDSLICE']._serialized_end=152
-  _globals['_WIRETENSOR']._serialized_start=155
-  _globals['_WIRETENSOR']._serialized_end=401
-  _globals['_PEERINFO']._serialized_start=403
-  _globals['_PEERINFO']._serialized_end=479
-  _globals['_CALLERROR']._serialized_start=481
-  _globals['_CALLERROR']._serialized_end=537
+  _globals['_SHAREDSLICE']._serialized_end=171
+  _globals['_WIRETENSOR']._serialized_start=174
+  _globals['_WIRETENSOR']._serialized_end=420
+  _globals['_PEERINFO']._serialized_start=422
+  _globals['_PEERINFO']._serialized_end=498
+  _globals['_CALLERROR']._serialized_start=500
+  _globals['_CALLERROR']._serialized_end=556
 # @@protoc_insertion_point(module_scope)

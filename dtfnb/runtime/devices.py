@@ -31,6 +31,8 @@ class Device:
         # Whether expensive kernels may run side by side on the inter-op pool (see
         # create_devices); blocking kernels always get their own threads.
         self.parallel_ops = parallel_ops
+        # Makes arrays a task's transport lends without a copy (None: plain ones).
+        self.shared_arrays = None
         self._pool_size = pool_size
         self._pool = None
         self._blocking_pool = None
@@ -42,6 +44,12 @@ class Device:
         if self.device_type == "GPU":
             return f"CUDA device {self.cuda_id} (CuPy)"
         return "numpy"
+
+    def new_array(self, shape, dtype):
+        """An uninitialized array for a value kept beyond the step (a variable's): in a
+        task of a cluster, one that other tasks on the host read in place."""
+        array = self.shared_arrays(shape, dtype) if self.shared_arrays is not None else None
+        return array if array is not None else self.xp.empty(shape, dtype)
 
     @property
     def pool(self):

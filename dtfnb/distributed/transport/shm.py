@@ -10,6 +10,7 @@ transport sends the bytes inline. Nothing here knows gRPC.
 """
 
 import atexit
+import collections
 import itertools
 import math
 import mmap
@@ -101,13 +102,17 @@ def _new_block_file(name, size):
 
 
 class _Block:
-    __slots__ = ("id", "file", "mm", "size")
+    __slots__ = ("id", "file", "mm", "size", "address", "leases", "array", "array_id")
 
     def __init__(self, size):
         self.id = next(_block_ids)
         self.file = _new_block_file(f"dtfnb-block-{self.id}", size)
         self.mm = mmap.mmap(self.file.fileno(), size)
         self.size = size
+        self.address = np.frombuffer(self.mm, np.uint8, 0).ctypes.data
+        self.leases = 0      # receivers that may still read it
+        self.array = None    # a weak reference to the local array it holds, if any
+        self.array_id = None
 
     def close(self):
         self.mm.close()
@@ -115,62 +120,130 @@ class _Block:
 
 
 class BlockPool:
-    """The sending side: lends blocks holding copies of arrays, and reuses them once given back.
+    """The sending side: lends blocks to receivers, and reuses them once given back.
 
-    At most `limit_bytes` are leased at a time and the whole pool stays within it;
-    free blocks beyond half of it are closed, least recently given back first.
+    A block holds either a copy of a lent array, or an array made here by `empty` that
+    is lent as it is, with no copy: its owner promises never to change it in place (a
+    variable's values are such arrays). A block is in use while leased to a receiver
+    or while its array lives here. At most `limit_bytes` are in use at a time and the
+    whole pool stays within it; free blocks beyond half of it are closed, least
+    recently freed first.
     """
 
     def __init__(self, limit_bytes=4 << 30):
         self.limit_bytes = limit_bytes
         self._lock = threading.Lock()
-        self._free = {}     # block_id -> block, least recently given back first
-        self._leased = {}   # block_id -> block
+        self._free = {}     # block_id -> block, least recently freed first
+        self._in_use = {}   # block_id -> block
+        self._by_array = {}  # id(array made by `empty`) -> its block
         self._free_bytes = 0
-        self._leased_bytes = 0
+        self._used_bytes = 0
+        # Blocks whose array died: the garbage collector may find one while this pool
+        # holds its lock, so it only appends here (atomic), and the pool takes them in.
+        self._dead_arrays = collections.deque()
+
+    def empty(self, shape, dtype):
+        """A new uninitialized array in a block of this pool (None: make it elsewhere).
+        Lending it costs no copy, so the caller must never change it in place once lent."""
+        dtype = np.dtype(dtype)
+        nbytes = math.prod(shape) * dtype.itemsize
+        if not available or nbytes < nbytes_threshold:
+            return None
+        with self._lock:
+            block = self._use(self._page_multiple(nbytes))
+            if block is None:
+                return None
+            array = np.ndarray(shape, dtype, buffer=block.mm)
+            block.array, block.array_id = weakref.ref(array), id(array)
+            self._by_array[block.array_id] = block
+        # Views of `array` keep it alive (numpy sets their .base to it).
+        weakref.finalize(array, self._dead_arrays.append, block.id).atexit = False
+        return array
 
     def lend(self, array):
-        """Copies `array` (any layout, as C order) into a leased block: its `SharedSlice`.
-
-        None when shared memory is unavailable or over the limit: send inline then.
-        """
+        """The `SharedSlice` of a block holding `array` (any layout, as C order): its own
+        if `empty` made it, else a copy. None when shared memory is unavailable or
+        over the limit: send inline then."""
         if not available:
             return None
         array = np.asarray(array)
-        need = -(-max(array.nbytes, 1) // mmap.PAGESIZE) * mmap.PAGESIZE
-        with self._lock:
-            block = self._take_free(need) or self._create(need)
-            if block is None:
-                return None
-            self._leased[block.id] = block
-            self._leased_bytes += block.size
-        try:  # the copy runs outside the lock: other threads lend meanwhile
-            np.ndarray(array.shape, array.dtype, buffer=block.mm)[...] = array
-        except BaseException:
-            self.give_back([block.id])
-            raise
+        block = self._holding(array)
+        if block is None:
+            with self._lock:
+                block = self._use(self._page_multiple(array.nbytes))
+                if block is None:
+                    return None
+                block.leases = 1
+            try:  # the copy runs outside the lock: other threads lend meanwhile
+                np.ndarray(array.shape, array.dtype, buffer=block.mm)[...] = array
+            except BaseException:
+                self.give_back([block.id])
+                raise
         peer = local_peer()
         return wire_pb2.SharedSlice(owner=peer.instance, pid=peer.pid, fd=block.file.fileno(),
-                                    block_id=block.id, block_size=block.size)
+                                    block_id=block.id, block_size=block.size,
+                                    read_only=block.array is not None)
+
+    def _holding(self, array):
+        """The block of an array `empty` made (a C-ordered view of all of it counts),
+        with one more lease; None for any other array."""
+        root = array.base if isinstance(array.base, np.ndarray) else array
+        with self._lock:
+            block = self._by_array.get(id(root))
+            if (block is None or block.array is None or block.array() is not root
+                    or not array.flags.c_contiguous or array.ctypes.data != block.address):
+                return None
+            block.leases += 1
+            return block
 
     def give_back(self, block_ids):
-        """Ends these leases; unknown or already given back ids are ignored."""
+        """Ends one lease of each block; unknown or already given back ids are ignored."""
         with self._lock:
             for block_id in block_ids:
-                block = self._leased.pop(block_id, None)
-                if block is not None:
-                    self._leased_bytes -= block.size
-                    self._free[block_id] = block
-                    self._free_bytes += block.size
+                block = self._in_use.get(block_id)
+                if block is not None and block.leases:
+                    block.leases -= 1
+                    self._free_if_unused(block)
             self._trim(self.limit_bytes // 2)
 
     def close(self):
+        """Closes every block, except those a live array still uses (a forked child's)."""
         with self._lock:
-            for block in [*self._free.values(), *self._leased.values()]:
-                block.close()
+            for block in [*self._free.values(), *self._in_use.values()]:
+                try:
+                    block.close()
+                except BufferError:  # an array over it lives on; so does the mapping
+                    pass
             self._free.clear()
-            self._leased.clear()
-            self._free_bytes = self._leased_bytes = 0
+            self._in_use.clear()
+            self._by_array.clear()
+            self._free_bytes = self._used_bytes = 0
+
+    @staticmethod
+    def _page_multiple(nbytes):
+        return -(-max(nbytes, 1) // mmap.PAGESIZE) * mmap.PAGESIZE
+
+    def _use(self, need):
+        """A free or new block of at least `need` bytes, now in use; None over the limit."""
+        while self._dead_arrays:
+            block = self._in_use.get(self._dead_arrays.popleft())
+            if block is not None:
+                if self._by_array.get(block.array_id) is block:
+                    del self._by_array[block.array_id]
+                block.array = block.array_id = None
+                self._free_if_unused(block)
+        block = self._take_free(need) or self._create(need)
+        if block is not None:
+            self._in_use[block.id] = block
+            self._used_bytes += block.size
+        return block
+
+    def _free_if_unused(self, block):
+        if block.leases == 0 and block.array is None:
+            del self._in_use[block.id]
+            self._used_bytes -= block.size
+            self._free[block.id] = block
+            self._free_bytes += block.size
 
     def _take_free(self, need):
         # At most twice the need, so a small array does not pin a huge block.
@@ -183,9 +256,9 @@ class BlockPool:
         return block
 
     def _create(self, size):
-        if self._leased_bytes + size > self.limit_bytes:
+        if self._used_bytes + size > self.limit_bytes:
             return None
-        self._trim(self.limit_bytes - self._leased_bytes - size)
+        self._trim(self.limit_bytes - self._used_bytes - size)
         try:
             return _Block(size)
         except OSError:  # out of fds or memory: the caller sends inline

@@ -129,7 +129,8 @@ class Incoming:
     """Reads the tensors of one received message, in the order its header lists them.
 
     Inline tensors are views of the message (read-only) unless `writable`, which
-    copies them; shared ones are writable views of the sender's block. Streamed ones
+    copies them; shared ones are writable views of the sender's block, except read-only
+    ones (the sender's own arrays), which `writable` copies too. Streamed ones
     are empty arrays listed in `streams` as (ticket, array), for the caller to fill.
     """
 
@@ -164,6 +165,8 @@ class Incoming:
                                            f"does not fit its block of {wire.shared.block_size}")
             array = shm.mappings().view(wire.shared, np_dtype, shape,
                                         released.callback(wire.shared.owner))
+            if wire.shared.read_only:  # the sender's own array: never written to
+                array = array.copy() if self._writable else _read_only(array)
         elif location == "stream_ticket":
             array = np.empty(shape, np_dtype)
             self.streams.append((wire.stream_ticket, array))
@@ -185,6 +188,11 @@ class Incoming:
 
     def values(self, wires):
         return {wire.name: self.value(wire) for wire in wires}
+
+
+def _read_only(array):
+    array.flags.writeable = False
+    return array
 
 
 def _dtype(enum, name, fixed_size=True):
