@@ -25,6 +25,7 @@ from dtfnb.protos import config_pb2
 
 log = logging.getLogger("dtfnb.server")
 _STOP_REPORT_SECONDS = 10
+SCHED_BATCH_VARIABLE = "DTFNB_SCHED_BATCH"
 
 
 def _parse(argv):
@@ -85,12 +86,28 @@ def _keep_freed_memory():
     libc.mallopt(m_trim_threshold, 256 << 20)
 
 
+def _schedule_for_throughput():
+    """Puts this task's threads under SCHED_BATCH (Linux): a thread that wakes another,
+    in this task or another, is then not preempted by it. A ps sends its parameters to
+    every worker before any of them starts computing; with two workers on two cores the
+    second otherwise waited ~2 ms for the first's tower. $DTFNB_SCHED_BATCH=0 leaves the
+    scheduling as it is."""
+    if not hasattr(os, "SCHED_BATCH") or os.environ.get(SCHED_BATCH_VARIABLE) == "0":
+        return
+    for thread_id in os.listdir("/proc/self/task"):  # BLAS's threads are already there
+        try:
+            os.sched_setscheduler(int(thread_id), os.SCHED_BATCH, os.sched_param(0))
+        except OSError:  # gone meanwhile, or not allowed: scheduled as before
+            pass
+
+
 def main(argv=None):
     parent = os.getppid()  # first: the parent may die while the server starts
     logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     args = _parse(argv)
     _keep_freed_memory()
+    _schedule_for_throughput()
     cluster, job, task = _cluster_and_task(args)
     config = config_pb2.ConfigProto(device_count={"CPU": args.cpus},
                                     emulated_gpus=args.emulated_gpus,

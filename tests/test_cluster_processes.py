@@ -189,6 +189,23 @@ def _running(pid):
         return False
 
 
+@pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="Linux scheduling policies")
+@pytest.mark.parametrize("switch, policy", [(None, "SCHED_BATCH"), ("0", "SCHED_OTHER")])
+def test_a_task_process_schedules_its_threads_for_throughput(switch, policy):
+    cluster = cluster_dict(worker=1)
+    proc = start_task(cluster, "worker", 0,
+                      env={} if switch is None else {"DTFNB_SCHED_BATCH": switch})
+    try:
+        wait_for_port(cluster["worker"][0], proc=proc)
+        with tf.Session(target(cluster, "worker", 0)) as sess:  # threads of every kind
+            sess.run(tf.matmul(tf.ones([64, 64]), tf.ones([64, 64])))
+        threads = os.listdir(f"/proc/{proc.pid}/task")
+        assert len(threads) > 3
+        assert {os.sched_getscheduler(int(t)) for t in threads} == {getattr(os, policy)}
+    finally:
+        stop_processes([proc])
+
+
 def test_server_command_rejects_a_bad_cluster():
     done = subprocess.run([sys.executable, "-m", "dtfnb.server", "--cluster", '{"ps": 5}',
                            "--job", "ps", "--task", "0"], capture_output=True, text=True,
