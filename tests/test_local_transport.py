@@ -2,6 +2,7 @@
 what a dead or restarted task looks like, deadlines, cancellation, bad input, and the
 same results as over gRPC."""
 
+import gc
 import os
 import signal
 import socket
@@ -16,6 +17,7 @@ from dtfnb.distributed.transport import local, rpc, wire
 from dtfnb.distributed.transport.remote import RemoteMaster, RemoteWorker
 from dtfnb.protos import worker_pb2
 from tests.cluster_util import cluster_dict, start_task, stop_processes, wait_for_port
+from tests.conftest import poll_for
 
 pytestmark = pytest.mark.skipif(not local.enabled(), reason="Unix sockets: Linux only")
 
@@ -253,3 +255,23 @@ def test_a_send_never_blocks_when_the_peer_does_not_read():
     assert received == list(enumerate(bodies))
     sender.close()
     reader.close()
+
+
+def test_a_grpc_call_its_caller_does_not_keep_still_runs(servers):
+    # A step's CleanupGraph is such a call: gRPC used to cancel it once dropped.
+    cluster = cluster_dict(worker=1)
+    worker = servers(cluster, "worker", 0)
+    with tf.container("dropped"), tf.device("/job:worker/task:0"):
+        v = tf.Variable(1.0)
+    with tf.Session(worker.target) as sess:
+        sess.run(v.initializer)
+    device = worker._worker.devices["/job:worker/replica:0/task:0/device:CPU:0"]
+    address = cluster["worker"][0]
+    channel = rpc.GrpcChannel(address, rpc.Security(), address)
+    try:
+        channel.start("CleanupAll", wire.frame(worker_pb2.CleanupAllRequest(
+            container=["dropped"])))
+        gc.collect()
+        assert poll_for(lambda: "dropped" not in device.resource_mgr.containers(), timeout=5)
+    finally:
+        channel.close()

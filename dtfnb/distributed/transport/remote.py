@@ -217,13 +217,14 @@ class _GraphCall:
         self._handled = threading.Event()
         self._incoming = None
         self._call = None
-        self._token = step.on_abort(self._abandon)
         if watched:
             try:
                 self._call = worker.channel.start("RunGraph", self._request, self._reply)
             except OpError as err:
                 step.abort(err)
                 self._handled.set()
+        # After the start: a step that failed already cancels the call it just made.
+        self._token = step.on_abort(self._abandon)
 
     def _reply(self, result):
         try:

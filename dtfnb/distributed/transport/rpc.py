@@ -188,6 +188,8 @@ class GrpcChannel:
         self._channel = security.channel(address)
         self._metadata = security.metadata()
         self._methods = {}
+        self._started = set()   # calls under way (see start)
+        self._lock = threading.Lock()
 
     def _method(self, name):
         method = self._methods.get(name)
@@ -209,10 +211,19 @@ class GrpcChannel:
 
     def start(self, method, data, done=None):
         """Starts a unary call; `done(result)` runs once with a callable that returns the
-        reply or raises its error. Returns the call, to `cancel()`."""
+        reply or raises its error. Returns the call, to `cancel()`; dropping it does not
+        cancel it (gRPC cancels a call whose future is garbage-collected: kept here)."""
         future = self._method(method).future(data, metadata=self._metadata)
-        if done is not None:
-            future.add_done_callback(lambda f: done(lambda: self._result(f)))
+        with self._lock:
+            self._started.add(future)
+
+        def finished(f):
+            with self._lock:
+                self._started.discard(f)
+            if done is not None:
+                done(lambda: self._result(f))
+
+        future.add_done_callback(finished)
         return future
 
     def _result(self, future):
