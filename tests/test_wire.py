@@ -1,5 +1,7 @@
 """wire.py: framed messages and tensors round trip, and malformed input is refused by name."""
 
+import threading
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -79,6 +81,23 @@ def test_a_senders_own_array_arrives_read_only_and_writable_copies_it():
     mine = receive(data, writable=True)["own"]
     mine[0] = 5.0  # a copy: the sender's array is untouched
     assert own[0] == 1.0 and (got["own"] == 1.0).all()
+
+
+def test_a_release_from_the_garbage_collector_never_waits_for_the_lock():
+    # A collection can run a finalizer while its thread is inside Releases.take.
+    releases = wire.Releases()
+    release = releases.callback(owner=7)
+
+    def release_while_taking():
+        with releases._lock:
+            release(41)
+
+    thread = threading.Thread(target=release_while_taking, daemon=True)
+    thread.start()
+    thread.join(5)
+    assert not thread.is_alive()
+    release(42)
+    assert releases.take(7) == [41, 42] and releases.take(7) == ()
 
 
 def test_float32_is_compressed_on_the_wire_and_restored():

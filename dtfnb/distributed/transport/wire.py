@@ -6,6 +6,7 @@ through the sender's shared-memory blocks instead; the receiver uses them in pla
 and gives each lease back with a later message to the owner.
 """
 
+import collections
 import math
 import os
 import struct
@@ -225,22 +226,25 @@ def _shape(dims, name):
 class Releases:
     """Leases of other processes' blocks that this process no longer uses, by owner.
 
-    The garbage collector fills it (an array over a block died); the transport
-    empties it into the next message it sends to that owner.
+    The garbage collector fills it (an array over a block died); since that may happen
+    anywhere, even inside `take` on the same thread, it only appends to a deque, never
+    taking the lock. The transport empties it into the next message it sends to that
+    owner.
     """
 
     def __init__(self):
-        self._by_owner = {}
+        self._dead = collections.deque()   # (owner, block id), appended by finalizers
+        self._by_owner = {}                # owner -> [block ids]
         self._lock = threading.Lock()
 
     def callback(self, owner):
-        def release(block_id):
-            with self._lock:
-                self._by_owner.setdefault(owner, []).append(block_id)
-        return release
+        return lambda block_id: self._dead.append((owner, block_id))
 
     def take(self, owner):
         with self._lock:
+            while self._dead:
+                dead_owner, block_id = self._dead.popleft()
+                self._by_owner.setdefault(dead_owner, []).append(block_id)
             return self._by_owner.pop(owner, ())
 
 
