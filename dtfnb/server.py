@@ -10,7 +10,6 @@ cleanly on SIGTERM or SIGINT (and, with --exit-with-parent, when its parent dies
 """
 
 import argparse
-import ctypes
 import faulthandler
 import json
 import logging
@@ -73,19 +72,6 @@ def _watch_parent(server, parent):
             server.stop()
 
 
-def _keep_freed_memory():
-    """glibc gives buffers above 128 KiB back to the OS on every free, so each step pays
-    page faults for fresh ones (164 per enqueue/dequeue of 128 rows of 784 floats); a task
-    process, which moves tensors all day, keeps up to 256 MiB of them instead."""
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-    except OSError:  # not glibc: leave the allocator be
-        return
-    m_trim_threshold, m_mmap_threshold = -1, -3
-    libc.mallopt(m_mmap_threshold, 64 << 20)
-    libc.mallopt(m_trim_threshold, 256 << 20)
-
-
 def _schedule_for_throughput():
     """Puts this task's threads under SCHED_BATCH (Linux): a thread that wakes another,
     in this task or another, is then not preempted by it. A ps sends its parameters to
@@ -106,7 +92,6 @@ def main(argv=None):
     logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     args = _parse(argv)
-    _keep_freed_memory()
     _schedule_for_throughput()
     cluster, job, task = _cluster_and_task(args)
     config = config_pb2.ConfigProto(device_count={"CPU": args.cpus},
