@@ -33,11 +33,12 @@ def _checked(var, **others):
     return value
 
 
-def _descend(ctx, step):
-    """The update of a variable to its value minus `step`, made by its device: in a task
-    of a cluster, an array the task lends to others as it is (never changed after)."""
+def _descend(ctx, amount):
+    """The update of a variable to its value minus `amount`, made by its device: in a
+    task of a cluster, an array the task lends to others as it is (never changed after)."""
     def descend(value):
-        return ctx.xp.subtract(value, step, out=ctx.device.new_array(value.shape, value.dtype))
+        return ctx.xp.subtract(value, amount,
+                               out=ctx.device.new_array(value.shape, value.dtype))
     return descend
 
 
