@@ -10,6 +10,7 @@ import re
 import numpy as np
 
 from dtfnb.base.errors import InvalidArgumentError
+from dtfnb.base.stacking import stack
 from dtfnb.kernels.math import host
 from dtfnb.kernels.registry import register_kernel
 
@@ -138,8 +139,8 @@ def _pack(ctx, step, *values):
             raise _error(f"Shapes of all inputs must match: values[0].shape = {_dims(first)} "
                          f"!= values[{i}].shape = {_dims(v.shape)}")
     axis = _axis(ctx.attrs["axis"], len(first) + 1)
-    if axis == 0 and ctx.xp is np and values[0].dtype != object:
-        return np.array(values, dtype=values[0].dtype)  # as stack, in a tenth of the time
+    if axis == 0 and ctx.xp is np:
+        return stack(values)
     return ctx.xp.stack(values, axis=axis)
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from dtfnb.base.dtypes import c_type_name
 from dtfnb.base.errors import CancelledError, InvalidArgumentError, OutOfRangeError
+from dtfnb.base.stacking import stack
 from dtfnb.resources.random_indices import RandomIndices
 
 _NO_PROGRESS, _PROGRESS, _COMPLETE = range(3)
@@ -218,11 +219,8 @@ class FIFOQueue:
                     f"dimension. Component {i} has {value.shape[0]}, and should have {batch}")
 
     def _batch(self, rows):
-        # Rows of a queue with shapes all have them: np.array stacks them as np.stack
-        # would, several times faster (not objects: it would look inside those).
-        return tuple(np.zeros((0, *self.shapes[i]), dtype=t) if not rows
-                     else np.stack([row[i] for row in rows]) if t.hasobject
-                     else np.array([row[i] for row in rows], dtype=t)
+        return tuple(stack([row[i] for row in rows]) if rows
+                     else np.zeros((0, *self.shapes[i]), dtype=t)
                      for i, t in enumerate(self._np_dtypes))
 
     # -- the lines of attempts -----------------------------------------------------------
