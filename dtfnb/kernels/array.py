@@ -5,6 +5,7 @@ are arrays of the device's `xp`, so a GPU op never receives a host array.
 Results may be numpy views of an input; no kernel ever writes into an input.
 """
 
+import math
 import re
 
 import numpy as np
@@ -16,7 +17,7 @@ from dtfnb.kernels.registry import register_kernel
 
 
 def _ints(value):
-    return [int(v) for v in host(value).reshape(-1)]
+    return host(value).reshape(-1).tolist()
 
 
 def _dims(shape):
@@ -61,7 +62,7 @@ def _reshape(ctx, step, x, shape):
     if dims.count(-1) > 1:
         raise _error(f"Only one input size may be -1, not both {dims.index(-1)} and "
                      f"{dims.index(-1, dims.index(-1) + 1)}")
-    known = int(np.prod([d for d in dims if d != -1]))
+    known = math.prod(d for d in dims if d != -1)
     if -1 in dims:
         if known == 0 or x.size % known:
             raise _error(f"Input to reshape is a tensor with {x.size} values, but the "
@@ -77,7 +78,9 @@ def _expand_dims(ctx, step, x, dim):
     axis = int(host(dim).reshape(-1)[0])
     if not -x.ndim - 1 <= axis <= x.ndim:
         raise _error(f"Tried to expand dim index {axis} for tensor with {x.ndim} dimensions.")
-    return ctx.xp.expand_dims(x, axis)
+    if axis < 0:
+        axis += x.ndim + 1
+    return x.reshape(x.shape[:axis] + (1,) + x.shape[axis:])
 
 
 @register_kernel("Squeeze")

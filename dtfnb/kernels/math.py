@@ -1,7 +1,8 @@
 """Elementwise arithmetic, comparisons, matmul, reductions and casts, on any `xp`.
 
 Kernels return new arrays and never write into an input. Float errors (x/0, log 0)
-give inf/nan silently as in TensorFlow; integer division by zero is an error.
+give inf/nan silently as in TensorFlow (the executor runs kernels under
+`np.errstate(all="ignore")`); integer division by zero is an error.
 """
 
 import numpy as np
@@ -28,8 +29,7 @@ def _elementwise(op_type, fn):
     @register_kernel(op_type)
     def kernel(ctx, step, *inputs):
         try:
-            with np.errstate(all="ignore"):
-                return _out(ctx, fn(ctx.xp, *inputs))
+            return _out(ctx, fn(ctx.xp, *inputs))
         except ValueError:
             if len(inputs) == 2 and inputs[0].shape != inputs[1].shape:
                 raise InvalidArgumentError(None, None, "Incompatible shapes: "
@@ -45,7 +45,7 @@ def _dims(array):
 
 
 def _check_int_divisor(xp, y):
-    if np.dtype(y.dtype).kind in "iu" and bool(xp.any(y == 0)):
+    if y.dtype.kind in "iu" and bool((y == 0).any()):
         raise InvalidArgumentError(None, None, "Integer division by zero")
 
 
@@ -60,7 +60,7 @@ def _floor_mod(xp, x, y):
 
 
 def _pow(xp, x, y):
-    if np.dtype(x.dtype).kind in "iu" and bool(xp.any(y < 0)):
+    if x.dtype.kind in "iu" and bool((y < 0).any()):
         raise InvalidArgumentError(None, None,
                                    "Integers to negative integer powers are not allowed")
     return xp.power(x, y)
@@ -162,7 +162,7 @@ def _batch_matmul(ctx, step, a, b):
 # -- reductions -----------------------------------------------------------------------
 
 def _axes(x, axes):
-    axes = [int(a) for a in host(axes).reshape(-1)]
+    axes = host(axes).reshape(-1).tolist()
     ndim = x.ndim
     out = []
     for a in axes:
@@ -182,8 +182,7 @@ def _reduction(op_type, fn):
         keep = bool(ctx.attrs.get("keep_dims"))
         if not axes:
             return x
-        with np.errstate(all="ignore"):
-            return _out(ctx, fn(ctx.xp, x, axes, keep))
+        return _out(ctx, fn(ctx.xp, x, axes, keep))
 
     kernel.__name__ = f"_{op_type.lower()}"
     return kernel

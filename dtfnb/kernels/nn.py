@@ -16,7 +16,7 @@ SELU_ALPHA = 1.6732632423543772848170429916717
 
 @register_kernel("Relu")
 def _relu(ctx, step, x):
-    return ctx.xp.maximum(x, 0)
+    return ctx.xp.maximum(x, x.dtype.type(0))  # a Python 0 costs numpy a type resolution
 
 
 @register_kernel("ReluGrad")

@@ -6,7 +6,8 @@ to its blocking pool, so independent work runs in parallel and a wait never hold
 up ready work. A receive holds no thread: it runs once its tensor is there, on
 the thread that sent it (for a tensor from another task, the one that delivered
 it), which saves a thread handoff on every hop between partitions. The first
-error aborts the whole step.
+error aborts the whole step. Float errors (x/0, log 0) give inf/nan silently, as in
+TensorFlow: a thread runs its nodes under one `np.errstate`, not one per kernel.
 """
 
 import threading
@@ -128,12 +129,13 @@ class Executor:
         stats = None if step.stats is None else step.stats.device(self.device.name)
         node = None
         try:
-            for node in schedule.sequence:
-                if step.error is not None:
-                    break
-                _execute(node, step, slots, stats)
-                # No deadline check here: blocking kernels honour it while they wait, and
-                # failing a step after a dequeue took its items would lose them.
+            with np.errstate(all="ignore"):
+                for node in schedule.sequence:
+                    if step.error is not None:
+                        break
+                    _execute(node, step, slots, stats)
+                    # No deadline check here: blocking kernels honour it while they wait,
+                    # and failing a step after a dequeue took its items would lose them.
         except BaseException as exc:  # every failure aborts the step, never a hang
             step.abort(_as_op_error(exc, node.ctx.attrs.get("source_node", node.name)))
         step.flush()
@@ -283,7 +285,8 @@ class _Run:
         """Runs `ready` and what they make ready, then passes on the step's held sends:
         every thread that may have sent flushes before it waits or leaves."""
         try:
-            self._process(ready, may_block)
+            with np.errstate(all="ignore"):
+                self._process(ready, may_block)
         finally:
             self.step.flush()
 
