@@ -13,8 +13,8 @@ import dtfnb as tf
 
 
 def check_op(build_fn, inputs, reference=None, *, grad=True, wrt=None, dynamic=False,
-             rtol=1e-6, atol=1e-6, grad_rtol=1e-5, grad_atol=1e-6, eps=1e-6, directions=3,
-             seed=0, expect_dtype=None):
+             shapes=None, rtol=1e-6, atol=1e-6, grad_rtol=1e-5, grad_atol=1e-6, eps=1e-6,
+             directions=3, seed=0, expect_dtype=None):
     """Builds `build_fn(*tensors)` over placeholders fed with `inputs`, and checks it.
 
     Args:
@@ -26,6 +26,7 @@ def check_op(build_fn, inputs, reference=None, *, grad=True, wrt=None, dynamic=F
       wrt: indices of the inputs to differentiate with respect to.
       dynamic: give the placeholders unknown dimensions, so shape-dependent code
         (broadcast gradients, reductions) takes its dynamic path.
+      shapes: the placeholders' static shapes, where they should be partly known.
       expect_dtype: the dtype the output must have.
 
     Returns:
@@ -34,10 +35,10 @@ def check_op(build_fn, inputs, reference=None, *, grad=True, wrt=None, dynamic=F
     inputs = [np.asarray(x) for x in inputs]
     graph = tf.Graph()
     with graph.as_default():
-        placeholders = [
-            tf.placeholder(tf.as_dtype(x.dtype), [None] * x.ndim if dynamic else x.shape,
-                           name=f"input_{i}")
-            for i, x in enumerate(inputs)]
+        if shapes is None:
+            shapes = [[None] * x.ndim if dynamic else x.shape for x in inputs]
+        placeholders = [tf.placeholder(tf.as_dtype(x.dtype), shape, name=f"input_{i}")
+                        for i, (x, shape) in enumerate(zip(inputs, shapes))]
         out = build_fn(*placeholders)
         feed = dict(zip(placeholders, inputs))
         if wrt is None:

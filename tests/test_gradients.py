@@ -178,6 +178,40 @@ def test_dynamic_shapes_broadcast_reduction():
     np.testing.assert_allclose(values[1], 6 * np.ones(4))
 
 
+@pytest.mark.parametrize("op", [tf.add, tf.subtract, tf.multiply])
+@pytest.mark.parametrize("static_shapes, shapes, settled", [
+    ([[None, 3], [3]], [(4, 3), (3,)], True),             # a bias: one Sum, no Reshape
+    ([[None, 1], [3]], [(4, 1), (3,)], True),             # a stretched 1 kept as a 1
+    ([[2, 1, None], [None, 1]], [(2, 1, 4), (3, 1)], True),
+    ([[None, 1], [3]], [(1, 1), (3,)], True),             # the unknown dim is a 1 after all
+    ([[None, 1], [None, 3]], [(4, 1), (4, 3)], False),    # might x's None be a stretched 1?
+    ([[1, None], [5, None]], [(1, 2), (5, 2)], False),
+])
+def test_broadcast_gradients_take_their_axes_from_partly_known_shapes(op, static_shapes,
+                                                                      shapes, settled):
+    rng = np.random.default_rng(0)
+    check_op(op, [rng.standard_normal(s) for s in shapes], shapes=static_shapes)
+    with tf.Graph().as_default() as graph:
+        x, y = (tf.placeholder(tf.float64, s) for s in static_shapes)
+        tf.gradients(op(x, y), [x, y])
+    dynamic = any(o.type == "BroadcastGradientArgs" for o in graph.get_operations())
+    assert dynamic != settled
+
+
+@pytest.mark.parametrize("static_shape, shape, axis", [
+    ([None], (5,), None),                    # a loss's mean: the count from Size alone
+    ([None, 3], (4, 3), 0),
+    ([None, None], (4, 3), 1),               # the kept shape needs the dynamic Shape
+    ([2, None], (2, 3), None),
+])
+def test_mean_and_sum_gradients_over_partly_known_shapes(static_shape, shape, axis):
+    x = np.random.default_rng(1).standard_normal(shape)
+    for reduce in (tf.reduce_mean, tf.reduce_sum):
+        for keepdims in (False, True):
+            check_op(lambda t, reduce=reduce, keepdims=keepdims: reduce(t, axis, keepdims),
+                     [x], shapes=[static_shape])
+
+
 def test_composite_expression_gradient_check():
     def build(x, w):
         h = tf.sin(tf.matmul(x, w))

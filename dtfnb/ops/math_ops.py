@@ -1,8 +1,9 @@
 """Elementwise arithmetic and comparisons with broadcasting, reductions, casts, add_n, range.
 
 Each op's definition, builder and gradient sit together. Gradients of broadcasting
-ops sum back to each input's shape (`reduce_to_shape`): statically when both shapes
-are known, else with BroadcastGradientArgs on Shape tensors.
+ops sum back to each input's shape (`reduce_to_shape`): over axes read from the static
+shapes when they settle which axes broadcasting stretched (a bias of [300] added to
+[None, 300] needs one Sum), else with BroadcastGradientArgs on Shape tensors.
 """
 
 import builtins
@@ -123,42 +124,54 @@ def unary_op(op_type, x, name, out_dtype=None):
 
 # -- reducing a broadcast gradient back to an input's shape ----------------------------
 
-def _static_reduction_axes(x_dims, out_dims):
-    """Axes of `out_dims` that broadcasting added or stretched from 1 for `x_dims`."""
-    lead = len(out_dims) - len(x_dims)
-    return [i for i in builtins.range(len(out_dims))
-            if i < lead or (x_dims[i - lead] == 1 and out_dims[i] != 1)]
+def _static_reduction_axes(x, other):
+    """The axes of the broadcast of `x` with `other` (static TensorShapes) that x's
+    gradient sums over: those broadcasting added, and those it may have stretched
+    from 1 (summing a dim that stayed 1 changes nothing). None when an unknown dim of
+    x might be a 1 that was stretched, or a rank is unknown."""
+    if x.ndims is None or other.ndims is None:
+        return None
+    x_dims, other_dims = x.as_list(), other.as_list()
+    lead = builtins.max(len(other_dims) - len(x_dims), 0)
+    other_dims = [1] * (len(x_dims) + lead - len(other_dims)) + other_dims
+    axes = list(builtins.range(lead))
+    for i, (dx, do) in enumerate(zip(x_dims, other_dims[lead:]), lead):
+        if dx == 1 and do != 1:
+            axes.append(i)
+        elif dx is None and do != 1:
+            return None
+    return axes
 
 
-def reduce_to_shape(grad, x, like):
-    """Sums `grad` (shaped like the broadcast result `like`) down to the shape of `x`."""
+def reduce_to_shape(grad, x, other):
+    """Sums `grad`, the gradient of the broadcast of `x` with `other` (a tensor, or
+    the broadcast's result), down to the shape of `x`."""
     if grad is None:
         return None
-    sx, so = x.shape, grad.shape if grad.shape.is_fully_defined() else like.shape
-    if sx.is_fully_defined() and so.is_fully_defined():
-        if sx == so:
-            return grad
-        axes = _static_reduction_axes(sx.as_list(), so.as_list())
-        if axes:
-            grad = reduce_sum(grad, axes)
-        return grad if grad.shape == sx else array_ops.reshape(grad, sx.as_list())
-    shape_x = array_ops.shape(x)
-    axes, _ = array_ops.broadcast_gradient_args(shape_x, array_ops.shape(grad))
-    return array_ops.reshape(reduce_sum(grad, axes), shape_x)
+    axes = _static_reduction_axes(x.shape, other.shape)
+    if axes is None:
+        shape_x = array_ops.shape(x)
+        axes, _ = array_ops.broadcast_gradient_args(shape_x, array_ops.shape(grad))
+        return array_ops.reshape(reduce_sum(grad, axes), shape_x)
+    if not axes:
+        return grad
+    summed = reduce_sum(grad, axes)
+    if len(axes) == other.shape.ndims - x.shape.ndims:  # only axes broadcasting added
+        return summed
+    return array_ops.reshape(summed, x.shape.as_list() if x.shape.is_fully_defined()
+                             else array_ops.shape(x))
 
 
 def _binary_grads(op, gx, gy):
     """Reduces the gradients of a broadcasting binary op to its inputs' shapes."""
     x, y = op.inputs
-    out = op.outputs[0]
-    sx, sy = x.shape, y.shape
-    if not (sx.is_fully_defined() and sy.is_fully_defined()) and gx is not None \
-            and gy is not None:
+    if gx is not None and gy is not None and _static_reduction_axes(x.shape, y.shape) is None \
+            and _static_reduction_axes(y.shape, x.shape) is None:
         shape_x, shape_y = array_ops.shape(x), array_ops.shape(y)
         rx, ry = array_ops.broadcast_gradient_args(shape_x, shape_y)
         return (array_ops.reshape(reduce_sum(gx, rx), shape_x),
                 array_ops.reshape(reduce_sum(gy, ry), shape_y))
-    return reduce_to_shape(gx, x, out), reduce_to_shape(gy, y, out)
+    return reduce_to_shape(gx, x, y), reduce_to_shape(gy, y, x)
 
 
 # -- binary arithmetic ----------------------------------------------------------------
@@ -518,8 +531,10 @@ def _kept_shape(op):
     """The reduction's output shape with reduced axes kept as 1, as a list or a tensor."""
     x, axes = op.inputs
     static_axes = constant_value(axes)
-    if x.shape.is_fully_defined() and static_axes is not None:
-        return _reduced_dims(op, x.shape.as_list(), static_axes, True)
+    if x.shape.ndims is not None and static_axes is not None:
+        kept = _reduced_dims(op, x.shape.as_list(), static_axes, True)
+        if None not in kept:  # as when all axes are reduced: a loss's mean
+            return kept
     # Dynamic: dims at the reduced axes become 1 (axes taken modulo the rank).
     in_shape = array_ops.shape(x)
     r = array_ops.size(in_shape)
@@ -551,8 +566,12 @@ def _mean_grad(op, grad):
     if n_in is not None and n_out is not None:
         count = _const_like(n_in // builtins.max(n_out, 1), grad)
     else:
-        count = cast(floordiv(array_ops.size(x), maximum(array_ops.size(y), 1)),
-                     grad.dtype.base_dtype)
+        count = array_ops.size(x)
+        if n_out is None:
+            count = floordiv(count, maximum(array_ops.size(y), 1))
+        elif n_out > 1:
+            count = floordiv(count, n_out)
+        count = cast(count, grad.dtype.base_dtype)
     return realdiv(_broadcast_back(op, grad), count), None
 
 
