@@ -112,6 +112,47 @@ def test_stack_shape_error_and_python_values():
     assert run(tf.stack([tf.constant(1.0), 2.0])).tolist() == [1.0, 2.0]
 
 
+def test_stack_checks_shapes_at_run_time_and_stacks_strings():
+    x, y = tf.placeholder(tf.float32), tf.placeholder(tf.float32)
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"values\[0\]\.shape = \[2\] != values\[1\]\.shape = \[3\]"):
+            sess.run(tf.stack([x, y]), {x: [1, 2], y: [1, 2, 3]})
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"values\[1\]\.shape = \[\]"):
+            sess.run(tf.stack([x, y]), {x: [1], y: 1})
+        words = tf.placeholder(tf.string)
+        assert sess.run(tf.stack([words, words]), {words: [b"a", b"bc"]}).tolist() == [
+            [b"a", b"bc"], [b"a", b"bc"]]
+
+
+def _objects(*values):
+    array = np.empty(len(values), object)
+    array[:] = values
+    return array
+
+
+@pytest.mark.parametrize("rows", [
+    [np.float32(1.0), np.asarray(2.0, np.float32)],
+    [np.ones(3, np.float32), np.arange(3)],                 # promoted, as np.stack does
+    [np.ones((2, 2), np.int8)] * 128,
+    [np.ones(2), _objects(b"a", b"bc")],                    # objects: np.stack's way
+    [_objects([1, 2], [3]), _objects([4], [5, 6])],         # np.array would look inside
+])
+def test_batch_stacking_gives_what_np_stack_gives(rows):
+    from dtfnb.base.stacking import stack
+
+    got, want = stack(rows), np.stack(rows)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tolist() == want.tolist()
+
+
+def test_batch_stacking_of_ragged_rows_fails_as_np_stack_does():
+    from dtfnb.base.stacking import stack
+
+    with pytest.raises(ValueError, match="all input arrays must have the same shape"):
+        stack([np.ones(2), np.ones(3)])
+
+
 def test_autopacking_conversion():
     t = tf.constant(1.5)
     packed = tf.convert_to_tensor([t, 2.0])

@@ -4,12 +4,17 @@ import numpy as np
 
 
 def stack(rows):
-    """np.stack(rows). np.array builds the same array several times faster (a tenth of
-    the time for 128 rows) when the rows are numpy arrays of one shape and one dtype
-    that holds no objects, which it would look inside."""
+    """np.stack(rows). np.array builds the same array several times faster (a third of
+    the time for 128 rows, a sixth for 10 scalars) and checks the rows' shapes as it
+    goes; rows that hold objects, which np.array would look inside, and anything it
+    shapes otherwise go to np.stack, which also words the error for ragged rows."""
     first = rows[0]
-    if (isinstance(first, np.ndarray) and not first.dtype.hasobject
-            and all(isinstance(r, np.ndarray) and r.shape == first.shape
-                    and r.dtype == first.dtype for r in rows)):
-        return np.array(rows, dtype=first.dtype)
+    if isinstance(first, np.ndarray) and not first.dtype.hasobject:
+        try:
+            out = np.array(rows)
+        except ValueError:
+            out = None
+        if out is not None and not out.dtype.hasobject and out.shape == (len(rows),
+                                                                          *first.shape):
+            return out
     return np.stack(rows)

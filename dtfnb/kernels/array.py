@@ -136,15 +136,16 @@ def _broadcast_gradient_args(ctx, step, s0, s1):
 
 @register_kernel("Pack")
 def _pack(ctx, step, *values):
-    first = values[0].shape
-    for i, v in enumerate(values[1:], 1):
-        if v.shape != first:
-            raise _error(f"Shapes of all inputs must match: values[0].shape = {_dims(first)} "
-                         f"!= values[{i}].shape = {_dims(v.shape)}")
-    axis = _axis(ctx.attrs["axis"], len(first) + 1)
-    if axis == 0 and ctx.xp is np:
-        return stack(values)
-    return ctx.xp.stack(values, axis=axis)
+    axis = _axis(ctx.attrs["axis"], values[0].ndim + 1)
+    try:
+        return stack(values) if axis == 0 and ctx.xp is np else ctx.xp.stack(values, axis)
+    except ValueError:  # name the input that does not match
+        first = values[0].shape
+        for i, v in enumerate(values[1:], 1):
+            if v.shape != first:
+                raise _error(f"Shapes of all inputs must match: values[0].shape = "
+                             f"{_dims(first)} != values[{i}].shape = {_dims(v.shape)}") from None
+        raise
 
 
 @register_kernel("Unpack")

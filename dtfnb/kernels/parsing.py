@@ -161,7 +161,7 @@ class _CsvDecoder:
             record = _as_bytes(records[()])
             values = self._plain_record(record)
             if values is not None:
-                return [np.asarray(v, t) for v, t in zip(values, self._dtypes)]
+                return [np.array(v, t) for v, t in zip(values, self._dtypes)]
             return _columns([[v] for v in self._record(record, 0, defaults)], self.types, ())
         columns = [[] for _ in self.types]
         for r, record in enumerate(records.reshape(-1)):
