@@ -258,6 +258,12 @@ def test_make_callable_runs_fetches_with_positional_feeds():
         assert both(1.0, 1.0) == [2.0, None]
         constant = sess.make_callable(tf.constant(7.0))
         assert constant() == 7.0
+        with tf.Graph().as_default():
+            elsewhere = tf.constant(1.0)
+        with pytest.raises(ValueError, match="is not an element of this graph"):
+            sess.make_callable(elsewhere)  # checked once, when made, as in TensorFlow
+    with pytest.raises(RuntimeError, match="closed Session"):
+        add(1.0, 2.0)
 
 
 def test_sessions_have_separate_state():

@@ -93,8 +93,7 @@ class BaseSession:
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         """Runs the ops and evaluates the tensors in `fetches`; returns them in shape."""
-        if self._closed:
-            raise RuntimeError("Attempted to use a closed Session.")
+        self._check_open()
         key = structure_key(fetches)
         entry = self._mappers.get(key)
         if entry is None:
@@ -102,7 +101,26 @@ class BaseSession:
                 self._mappers.clear()
             # the entry keeps `fetches` alive, so the ids in its key cannot be reused
             entry = self._mappers[key] = (FetchMapper(self._graph, fetches), fetches)
-        mapper = entry[0]
+        return self._run(entry[0], feed_dict, options, run_metadata)
+
+    def make_callable(self, fetches, feed_list=None):
+        """A function running `fetches` with positional values for `feed_list`. As in
+        TensorFlow, the fetches are checked once, here, and not at every call (a queue
+        runner's loop calls it for every element)."""
+        mapper = FetchMapper(self._graph, fetches)
+        feed_list = list(feed_list or [])
+
+        def call(*args, options=None, run_metadata=None):
+            self._check_open()
+            return self._run(mapper, dict(zip(feed_list, args)), options, run_metadata)
+
+        return call
+
+    def _check_open(self):
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+
+    def _run(self, mapper, feed_dict, options, run_metadata):
         feeds = self._feeds(feed_dict) if feed_dict else {}
         if self._graph.version != self._sent_version:
             self._extend()
@@ -112,15 +130,6 @@ class BaseSession:
         except OpError as err:
             raise self._with_op(err) from None
         return mapper.build(values)
-
-    def make_callable(self, fetches, feed_list=None):
-        """A function running `fetches` with positional values for `feed_list`."""
-        feed_list = list(feed_list or [])
-
-        def call(*args, options=None, run_metadata=None):
-            return self.run(fetches, dict(zip(feed_list, args)), options, run_metadata)
-
-        return call
 
     def _extend(self):
         delta = self._graph.as_graph_def(from_version=self._sent_version)
