@@ -129,10 +129,11 @@ def test_async_training_goes_on_without_a_crashed_worker():
 
 def test_sync_training_with_a_spare_replica_goes_on_without_a_crashed_worker():
     with LocalCluster(JOBS) as cluster:  # its own: worker 2 does not come back
-        result = between_graph.main(n_workers=3, steps=80, sync=True, aggregate=2,
+        # 120 steps: after 80, accuracy ranged over 0.90-0.95, at the bar's very edge
+        result = between_graph.main(n_workers=3, steps=120, sync=True, aggregate=2,
                                     cluster=cluster, kill_worker=2, kill_at_step=20)
     assert [w["task"] for w in result["workers"]] == [0, 1]
-    assert result["global_step"] >= 80 and result["accuracy"] >= ACCURACY
+    assert result["global_step"] >= 120 and result["accuracy"] >= ACCURACY
 
 
 def test_the_ensemble_votes_without_its_crashed_member():
