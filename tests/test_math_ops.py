@@ -440,3 +440,17 @@ def test_global_norm_and_clip_by_global_norm():
     np.testing.assert_allclose(values[0], a)  # under the limit: unchanged
     with pytest.raises(TypeError):
         tf.clip_by_global_norm(tf.constant(a), 1.0)
+
+
+def test_float_errors_give_inf_and_nan_without_a_warning():
+    import warnings
+
+    x = tf.placeholder(tf.float32)
+    outs = [x / 0.0, tf.log(x * 0.0), (x * 0.0) / 0.0, tf.exp(x * 1e6),
+            tf.reduce_sum(tf.fill([3], x * 3e38))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's RuntimeWarnings would fail the run
+        with tf.Session() as sess:
+            inf, minus_inf, nan, overflow, total = sess.run(outs, {x: 1.0})
+    assert (inf, minus_inf, overflow, total) == (np.inf, -np.inf, np.inf, np.inf)
+    assert np.isnan(nan)
