@@ -39,9 +39,6 @@ class _Owned:
     def wait(self, cond, ready):
         self._step.wait(cond, ready)
 
-    def on_abort(self, callback):
-        pass
-
 
 class ReaderBase:
     """Records from the files named by a queue; `task` names the task in errors."""
