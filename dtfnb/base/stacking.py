@@ -12,9 +12,8 @@ def stack(rows):
     if isinstance(first, np.ndarray) and not first.dtype.hasobject:
         try:
             out = np.array(rows)
-        except ValueError:
-            out = None
-        if out is not None and not out.dtype.hasobject and out.shape == (len(rows),
-                                                                          *first.shape):
+        except ValueError:  # ragged, or objects further down: np.stack decides
+            return np.stack(rows)
+        if not out.dtype.hasobject and out.shape == (len(rows), *first.shape):
             return out
     return np.stack(rows)
