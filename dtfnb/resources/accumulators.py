@@ -18,6 +18,7 @@ import numpy as np
 
 from dtfnb.base.dtypes import c_type_name
 from dtfnb.base.errors import CancelledError, InvalidArgumentError
+from dtfnb.base.locks import BackoffRLock
 from dtfnb.base.shapes import as_shape
 from dtfnb.resources.queues import shape_string
 
@@ -59,7 +60,7 @@ class Accumulator:
         self.counter = 0
         self._on_apply = on_apply
         # Re-entrant: a step's abort callback notifies the condition from any thread.
-        self._cond = threading.Condition(threading.RLock())
+        self._cond = threading.Condition(BackoffRLock())
         self._takes = collections.deque()
 
     def matches(self, kind, dtype, shape, reduction_type):

@@ -20,6 +20,7 @@ import numpy as np
 
 from dtfnb.base.dtypes import c_type_name
 from dtfnb.base.errors import CancelledError, InvalidArgumentError, OutOfRangeError
+from dtfnb.base.locks import BackoffRLock
 from dtfnb.base.stacking import stack
 from dtfnb.resources.random_indices import RandomIndices
 
@@ -77,8 +78,8 @@ class FIFOQueue:
         self.dequeued = 0
         self._on_change = on_change
         # Re-entrant: a step's abort callback notifies the condition from any thread,
-        # including one already holding it.
-        self._cond = threading.Condition(threading.RLock())
+        # including one already holding it. Queue runners take it for every element.
+        self._cond = threading.Condition(BackoffRLock())
         self._enqueues = collections.deque()
         self._dequeues = collections.deque()
         self._items = self._new_store()

@@ -18,6 +18,7 @@ import numpy as np
 
 from dtfnb.base.dtypes import string
 from dtfnb.base.errors import InvalidArgumentError
+from dtfnb.base.locks import BackoffRLock
 from dtfnb.resources import tfrecord
 from dtfnb.resources.files import not_found
 
@@ -49,7 +50,7 @@ class ReaderBase:
         self.records_produced = 0
         self.work_units_completed = 0
         self._records = None  # the current file's record generator; None between files
-        self._cond = threading.Condition()
+        self._cond = threading.Condition(BackoffRLock())
         self._busy = False
         self._turn_end = _TurnEnd(self)
 
