@@ -230,16 +230,17 @@ class FIFOQueue:
         """Queues `attempt` and waits until it is served; returns the elements it took."""
         with self._cond:
             line.append(attempt)
-            self._flush()
-            attempt.waiting = True
-            try:
-                step.wait(self._cond, lambda: attempt.done)
-            except BaseException:  # timed out or cancelled: leave the line, give back
-                if attempt in line:
-                    line.remove(attempt)
-                self._give_back(attempt)
-                self._flush(changed=True)
-                raise
+            self._flush(first=line)
+            if not attempt.done:
+                attempt.waiting = True
+                try:
+                    step.wait(self._cond, lambda: attempt.done)
+                except BaseException:  # timed out or cancelled: leave the line, give back
+                    if attempt in line:
+                        line.remove(attempt)
+                    self._give_back(attempt)
+                    self._flush(changed=True)
+                    raise
         if attempt.error is not None:
             raise attempt.error
         return attempt.taken
@@ -249,18 +250,23 @@ class FIFOQueue:
         self.dequeued -= len(attempt.taken)
         attempt.taken = []
 
-    def _flush(self, changed=False, wake=False):
-        """Serves both lines until neither moves (TensorFlow's FlushUnlocked). Waiters are
-        woken only when a waiting attempt is done (`wake`: the caller ended some):
-        each waits for its own, and waking a dequeue_many's thread for every item moved
-        costs a thread switch (tens of µs) per item."""
-        moved = True
-        while moved:
-            enqueued, wake_enqueuers = self._serve(self._enqueues)
-            dequeued, wake_dequeuers = self._serve(self._dequeues)
-            moved = enqueued or dequeued
-            changed = changed or moved
-            wake = wake or wake_enqueuers or wake_dequeuers
+    def _flush(self, changed=False, wake=False, first=None):
+        """Serves both lines until neither moves (TensorFlow's FlushUnlocked). A line is
+        served again only after the other moved; `first` names the one line that changed
+        since the last flush, which left both where they could not move. Waiters are
+        woken only when a waiting attempt is done (`wake`: the caller ended some): each
+        waits for its own, and waking a dequeue_many's thread for every item moved costs
+        a thread switch (tens of µs) per item."""
+        lines = (self._enqueues, self._dequeues)
+        stale = [first is None or first is line for line in lines]
+        i = 0 if stale[0] else 1
+        while stale[i]:
+            stale[i] = False
+            moved, woken = self._serve(lines[i])
+            if moved:
+                changed = stale[1 - i] = True
+            wake = wake or woken
+            i = 1 - i
         if changed and self._on_change is not None:
             self._on_change(self)
         if wake:
