@@ -41,13 +41,16 @@ def _accumulator_attrs(ctx):
 @register_kernel("ConditionalAccumulator", device="CPU")
 @register_kernel("SparseConditionalAccumulator", device="CPU")
 def _accumulator_handle(ctx, step):
-    cls, dtype, shape, reduction_type = _accumulator_attrs(ctx)
-    accumulator = resource_of(
-        ctx, lambda name: cls(name, dtype, shape, reduction_type, _publisher(ctx.device)),
-        accumulators.Accumulator, "accumulator")
+    accumulator = resource_of(ctx, _create, accumulators.Accumulator, "accumulator")
     if ctx.attrs.get("shared_name"):
+        cls, dtype, shape, reduction_type = _accumulator_attrs(ctx)
         accumulator.matches(cls.kind, dtype, shape, reduction_type)
     return accumulator
+
+
+def _create(ctx, name):
+    cls, dtype, shape, reduction_type = _accumulator_attrs(ctx)
+    return cls(name, dtype, shape, reduction_type, _publisher(ctx.device))
 
 
 @register_kernel("AccumulatorApplyGradient", device="CPU")

@@ -33,7 +33,7 @@ def _create(ctx, name):
 @register_kernel("TFRecordReaderV2", device="CPU")
 @register_kernel("WholeFileReaderV2", device="CPU")
 def _reader_handle(ctx, step):
-    return resource_of(ctx, lambda name: _create(ctx, name), _KINDS[ctx.op][0], ctx.op[:-2])
+    return resource_of(ctx, _create, _KINDS[ctx.op][0], ctx.op[:-2])
 
 
 def _strings(values):

@@ -63,7 +63,7 @@ def _create(ctx, name):
 @register_kernel("RandomShuffleQueueV2", device="CPU")
 @register_kernel("PriorityQueueV2", device="CPU")
 def _queue_handle(ctx, step):
-    queue = resource_of(ctx, lambda name: _create(ctx, name), queues.FIFOQueue, "queue")
+    queue = resource_of(ctx, _create, queues.FIFOQueue, "queue")
     if not ctx.attrs.get("shared_name"):
         return queue
     cls, dtypes, shapes, capacity, extra = _queue_attrs(ctx)
