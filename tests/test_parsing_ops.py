@@ -1,6 +1,7 @@
 """decode_csv, decode_raw and string_to_number: values, static shapes and TensorFlow's messages."""
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -46,6 +47,16 @@ def test_decode_csv_numbers_as_tensorflow_reads_them():
     values = run(tf.decode_csv("0x1F,inf,-Infinity,0x1.8p1,1e40,+5", [[0.]] * 5 + [[0]]))
     assert values[0] == 31 and values[1] == np.inf and values[2] == -np.inf
     assert values[3] == 3.0 and values[4] == np.inf and values[5] == 5
+
+
+def test_decode_csv_overflows_a_plain_record_to_inf_without_a_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        one = run(tf.decode_csv("1e40,-1e40,2.5", [[0.]] * 3))
+        two = run(tf.decode_csv(["1e40,-1e40,2.5", "1,2,3"], [[0.]] * 3))
+    assert [v.tolist() for v in one] == [np.inf, -np.inf, 2.5]
+    assert [v.tolist() for v in two] == [[np.inf, 1.0], [-np.inf, 2.0], [2.5, 3.0]]
+    assert one[0].dtype == two[0].dtype == np.float32
 
 
 def test_decode_csv_vector_of_records_gives_columns():

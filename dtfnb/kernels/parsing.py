@@ -24,7 +24,6 @@ _HEX_FLOAT = re.compile(rb"\s*[+-]?0x(?:[0-9a-f]+\.?[0-9a-f]*|\.[0-9a-f]+)(?:p[+
 _INT_RANGE = {np.int32: (-2**31, 2**31 - 1), np.int64: (-2**63, 2**63 - 1),
               np.uint32: (0, 2**32 - 1), np.uint64: (0, 2**64 - 1)}
 _QUOTE = ord('"')
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
 _CRLF = b"\r\n"
 
 
@@ -69,12 +68,12 @@ def _np_type(dtype):
 
 
 def _columns(columns, types, shape):
-    """Python values per column as arrays of `shape`; out of float32's range is inf."""
+    """Python values per column as arrays of `shape`; out of float32's range is inf (the
+    executor's errstate keeps numpy quiet about it)."""
     np_types = [_np_type(t) for t in types]
-    with np.errstate(over="ignore"):
-        if shape == ():  # one record (a map function's): no reshapes
-            return [np.array(values[0], t) for values, t in zip(columns, np_types)]
-        return [np.array(values, t).reshape(shape) for values, t in zip(columns, np_types)]
+    if shape == ():  # one record (a map function's): no reshapes
+        return [np.array(values[0], t) for values, t in zip(columns, np_types)]
+    return [np.array(values, t).reshape(shape) for values, t in zip(columns, np_types)]
 
 
 def _split_fields(record, delim, use_quote, cols):
@@ -149,7 +148,6 @@ class _CsvDecoder:
         self._unsafe = re.compile(rb'[_\r\n\x80-\xff"]' if self.use_quote else rb"[_\r\n\x80-\xff]")
         self._fast = [_unchanged if t is dtypes.string else _fast_parser(t.as_numpy_dtype)
                       for t in self.types]
-        self._float32 = [f for f, t in enumerate(self.types) if t is dtypes.float32]
         self._checked = ()
 
     def decode(self, records, defaults):
@@ -179,13 +177,9 @@ class _CsvDecoder:
         if len(fields) != len(self._fast) or not all(fields):
             return None
         try:
-            values = [parse(field) for parse, field in zip(self._fast, fields)]
+            return [parse(field) for parse, field in zip(self._fast, fields)]
         except ValueError:
             return None
-        floats = [values[f] for f in self._float32]
-        if floats and not (max(floats) <= _FLOAT32_MAX and min(floats) >= -_FLOAT32_MAX):
-            return None  # becomes inf, which numpy warns about: the full path hushes it
-        return values
 
     def _record(self, record, r, defaults):
         fields = _split_fields(record, self.delim, self.use_quote, self.cols)
