@@ -67,7 +67,8 @@ class ReaderBase:
     def _turn(self, step):
         """Waits for this reader's turn; returns the context that ends it."""
         with self._cond:
-            step.wait(self._cond, lambda: not self._busy)
+            if self._busy:
+                step.wait(self._cond, lambda: not self._busy)
             self._busy = True
         return self._turn_end
 
@@ -148,8 +149,9 @@ def _next_filename(step, queue):
     return os.fsdecode(np.asarray(value).reshape(()).item())
 
 
-def _key(path, suffix):
-    return os.fsencode(f"{path}:{suffix}")
+def _key_prefix(path):
+    """Keys are `<path>:<n>`: this, then b"%d" % n."""
+    return os.fsencode(f"{path}:")
 
 
 class TextLineReader(ReaderBase):
@@ -161,12 +163,13 @@ class TextLineReader(ReaderBase):
         self.skip_header_lines = skip_header_lines
 
     def _file_records(self, path):
+        prefix = _key_prefix(path)
         with self._open(path) as file:
             for number, line in enumerate(file, 1):
                 if number > self.skip_header_lines:
                     if line.endswith(b"\n"):
                         line = line[:-1].removesuffix(b"\r")
-                    yield _key(path, number), line
+                    yield prefix + b"%d" % number, line
 
 
 class FixedLengthRecordReader(ReaderBase):
@@ -188,9 +191,10 @@ class FixedLengthRecordReader(ReaderBase):
         with self._open(path) as file:
             last_start = os.fstat(file.fileno()).st_size - self.footer_bytes - self.record_bytes
             starts = range(self.header_bytes, last_start + 1, self.hop_bytes)
+            prefix = _key_prefix(path)
             for number, start in enumerate(starts):
                 file.seek(start)
-                yield _key(path, number), file.read(self.record_bytes)
+                yield prefix + b"%d" % number, file.read(self.record_bytes)
 
 
 class TFRecordReader(ReaderBase):
@@ -202,10 +206,11 @@ class TFRecordReader(ReaderBase):
 
     def _file_records(self, path):
         reader = tfrecord.RecordReader(path, self.compression_type, self.task)
+        prefix = _key_prefix(path)
         try:
             while (item := reader.read()) is not None:
                 offset, data = item
-                yield _key(path, offset), data
+                yield prefix + b"%d" % offset, data
         finally:
             reader.close()
 
