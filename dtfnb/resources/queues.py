@@ -78,8 +78,10 @@ class FIFOQueue:
         self.dequeued = 0
         self._on_change = on_change
         # Re-entrant: a step's abort callback notifies the condition from any thread,
-        # including one already holding it. Queue runners take it for every element.
-        self._cond = threading.Condition(BackoffRLock())
+        # including one already holding it. Queue runners take it for every element:
+        # taken directly, it saves the Condition's Python-level __enter__ and __exit__.
+        self._lock = BackoffRLock()
+        self._cond = threading.Condition(self._lock)
         self._enqueues = collections.deque()
         self._dequeues = collections.deque()
         self._items = self._new_store()
@@ -108,7 +110,7 @@ class FIFOQueue:
         return len(self._items)
 
     def size(self):
-        with self._cond:
+        with self._lock:
             return len(self._items)
 
     def matches(self, kind, dtypes, shapes, capacity, **_):
@@ -166,7 +168,7 @@ class FIFOQueue:
         if not cancel_pending_enqueues:  # queued behind the pending enqueues
             self._wait(step, _Attempt(step, self._run_close), self._enqueues)
             return
-        with self._cond:
+        with self._lock:
             self.closed = True
             for attempt in self._enqueues:
                 attempt.error = attempt.error or CancelledError(
@@ -176,7 +178,7 @@ class FIFOQueue:
             self._flush(changed=True, wake=True)
 
     def is_closed(self):
-        with self._cond:
+        with self._lock:
             return self.closed
 
     def close_on_cleanup(self):
@@ -228,7 +230,7 @@ class FIFOQueue:
 
     def _wait(self, step, attempt, line):
         """Queues `attempt` and waits until it is served; returns the elements it took."""
-        with self._cond:
+        with self._lock:
             line.append(attempt)
             self._flush(first=line)
             if not attempt.done:

@@ -50,7 +50,8 @@ class ReaderBase:
         self.records_produced = 0
         self.work_units_completed = 0
         self._records = None  # the current file's record generator; None between files
-        self._cond = threading.Condition(BackoffRLock())
+        self._lock = BackoffRLock()  # taken directly for a read's turn; waits use _cond
+        self._cond = threading.Condition(self._lock)
         self._busy = False
         self._turn_end = _TurnEnd(self)
 
@@ -66,14 +67,14 @@ class ReaderBase:
 
     def _turn(self, step):
         """Waits for this reader's turn; returns the context that ends it."""
-        with self._cond:
+        with self._lock:
             if self._busy:
                 step.wait(self._cond, lambda: not self._busy)
             self._busy = True
         return self._turn_end
 
     def _end_turn(self):
-        with self._cond:
+        with self._lock:
             self._busy = False
             self._cond.notify_all()
 
