@@ -44,18 +44,18 @@ def _dims(array):
     return "[" + ",".join(str(d) for d in array.shape) + "]"
 
 
-def _check_int_divisor(xp, y):
+def _check_int_divisor(y):
     if y.dtype.kind in "iu" and bool((y == 0).any()):
         raise InvalidArgumentError(None, None, "Integer division by zero")
 
 
 def _floor_div(xp, x, y):
-    _check_int_divisor(xp, y)
+    _check_int_divisor(y)
     return xp.floor_divide(x, y)
 
 
 def _floor_mod(xp, x, y):
-    _check_int_divisor(xp, y)
+    _check_int_divisor(y)
     return xp.mod(x, y)
 
 
