@@ -1,6 +1,7 @@
 """Session: runs fetches of a Graph through a master, in this process or over the wire."""
 
 import contextlib
+import threading
 
 import numpy as np
 
@@ -60,6 +61,7 @@ class BaseSession:
         self._closed = False
         self._master, self._owns_master = _connect(target, config)
         self._sent_version = graph.version
+        self._extend_lock = threading.Lock()
         self._handle = self._master.create_session(graph.as_graph_def(), config)
         self._mappers = {}
         self._default_contexts = []
@@ -132,9 +134,14 @@ class BaseSession:
         return mapper.build(values)
 
     def _extend(self):
-        delta = self._graph.as_graph_def(from_version=self._sent_version)
-        self._master.extend_session(self._handle, delta)
-        self._sent_version = delta.version
+        # Threads making their first run of new ops at once would each send the same
+        # nodes; the master refuses a node twice, and that thread's run would be lost.
+        with self._extend_lock:
+            if self._graph.version == self._sent_version:
+                return  # another thread sent them meanwhile
+            delta = self._graph.as_graph_def(from_version=self._sent_version)
+            self._master.extend_session(self._handle, delta)
+            self._sent_version = delta.version
 
     def _feeds(self, feed_dict):
         feeds = {}
