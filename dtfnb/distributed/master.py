@@ -57,6 +57,8 @@ class MasterSession:
         self._plans = {}
         self._parked_plans = {}
         self._active_steps = set()
+        self._closed = False
+        self._steps_lock = threading.Lock()
         self._lock = threading.Lock()
 
     @property
@@ -150,14 +152,20 @@ class MasterSession:
         if started is not None:
             started(step)
         start, error = time.time(), None
-        self._active_steps.add(step)
+        with self._steps_lock:
+            if self._closed:  # a step that starts as the session closes would run on
+                raise CancelledError(None, None, "Session has been closed.")
+            self._active_steps.add(step)
         try:
             self._master.run_graphs(plan.graphs, step)
+            if not step.succeed():  # cancelled as it ended: what it dequeued went back
+                raise step.error
         except Exception as err:
             error = err
             raise
         finally:
-            self._active_steps.discard(step)
+            with self._steps_lock:
+                self._active_steps.discard(step)
             self._master.step_finished(self.handle, step, start, error)
         if run_metadata is not None:
             if stats is not None:
@@ -168,8 +176,12 @@ class MasterSession:
         return [_host(step.fetched[i]) for i in range(plan.num_fetches)]
 
     def cancel_steps(self):
-        """Aborts the steps still running, so that closing never waits on a blocked kernel."""
-        for step in list(self._active_steps):
+        """Aborts the steps still running, so that closing never waits on a blocked kernel,
+        and refuses new ones."""
+        with self._steps_lock:
+            self._closed = True
+            steps = list(self._active_steps)
+        for step in steps:
             step.abort(CancelledError(None, None, "Step was cancelled by an explicit call to "
                                       "`Session::Close()`."))
 

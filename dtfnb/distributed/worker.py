@@ -122,6 +122,8 @@ class Worker:
         try:
             step.rendezvous = self._rendezvous.start(step.id)
             _run_executors(executors, step, meanwhile)
+            if not step.succeed():  # cleaned up as it ended: what it dequeued went back
+                raise step.error
         finally:
             with self._lock:
                 self._running.pop(step.id, None)

@@ -4,9 +4,12 @@ Plain Python under one lock, shaped like TensorFlow's QueueBase: every enqueue,
 dequeue and close is an *attempt* waiting in one of two lines (enqueues and
 closes in one, dequeues in the other), and `_flush` serves each line strictly in
 order whenever the queue changes. A dequeue of many takes elements as they come,
-so it completes even when n exceeds the capacity. One deliberate difference: an
-attempt that times out or is cancelled puts what it had taken back in front
-(TensorFlow loses those elements).
+so it completes even when n exceeds the capacity. One deliberate difference: nothing
+is lost to a deadline or a cancellation. An attempt that times out or is cancelled
+puts what it had taken back in front, and so does a dequeue whose step fails
+afterwards for its deadline, a cancellation or a lost task (TensorFlow loses those
+elements). A step that fails on the data itself (an op after the dequeue raised)
+keeps them dequeued, as in TensorFlow, so a bad element cannot come back forever.
 
 Elements are tuples of numpy arrays, one per component, owned by the queue.
 """
@@ -19,12 +22,21 @@ import threading
 import numpy as np
 
 from dtfnb.base.dtypes import c_type_name
-from dtfnb.base.errors import CancelledError, InvalidArgumentError, OutOfRangeError
+from dtfnb.base.errors import (
+    AbortedError,
+    CancelledError,
+    DeadlineExceededError,
+    InvalidArgumentError,
+    OutOfRangeError,
+    UnavailableError,
+)
 from dtfnb.base.locks import BackoffRLock
 from dtfnb.base.stacking import stack
 from dtfnb.resources.random_indices import RandomIndices
 
 _NO_PROGRESS, _PROGRESS, _COMPLETE = range(3)
+# The step failures that say nothing about the elements a dequeue took: they go back.
+_GIVE_BACK_ON = (DeadlineExceededError, CancelledError, UnavailableError, AbortedError)
 
 
 class _Attempt:
@@ -245,7 +257,18 @@ class FIFOQueue:
                     raise
         if attempt.error is not None:
             raise attempt.error
+        if attempt.taken and step is not None:
+            step.on_abort(lambda: self._take_back(attempt.taken, step.error))
         return attempt.taken
+
+    def _take_back(self, rows, error):
+        """The step that dequeued `rows` failed afterwards: they go back to the front,
+        unless the failure may be their own fault."""
+        if isinstance(error, _GIVE_BACK_ON):
+            with self._lock:
+                self._restore(rows)
+                self.dequeued -= len(rows)
+                self._flush(changed=True)
 
     def _give_back(self, attempt):
         self._restore(attempt.taken)

@@ -40,6 +40,9 @@ class _Owned:
     def wait(self, cond, ready):
         self._step.wait(cond, ready)
 
+    def on_abort(self, callback):
+        """The queue's give-back for a step that fails later: the file stays taken."""
+
 
 class ReaderBase:
     """Records from the files named by a queue; `task` names the task in errors."""

@@ -17,6 +17,7 @@ import numpy as np
 
 from dtfnb.base import errors
 from dtfnb.kernels.registry import find_kernel
+from dtfnb.runtime.step import GRACE_SECONDS
 
 
 class KernelContext:
@@ -236,7 +237,8 @@ class _Run:
         # A receive still waiting for its tensor holds no thread that an abort could wake.
         token = step.on_abort(self.done.set) if self.receives else None
         try:
-            if not self.done.wait(step.remaining()):
+            # Its blocking kernels decide the deadline; this wait is a backstop.
+            if not self.done.wait(step.remaining(GRACE_SECONDS)):
                 step.expire()
         finally:
             if token is not None:

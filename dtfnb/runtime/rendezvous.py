@@ -33,7 +33,7 @@ class Rendezvous:
     def recv(self, step, key):
         with self.cond:
             if key not in self.items:
-                step.wait(self.cond, lambda: key in self.items)
+                step.wait(self.cond, lambda: key in self.items, backstop=True)
             return self.items.pop(key)
 
     def when_ready(self, key, callback):

@@ -23,6 +23,13 @@ os.register_at_fork(after_in_child=_draw_step_ids)
 
 TIMEOUT_MESSAGE = "Timed out waiting for notification"
 
+# A step's deadline is decided in one place: by the kernel that waits on a resource (a
+# queue, a reader, an accumulator), which gives back what it took when it gives up. Every
+# other wait, for another partition or another task, lasts GRACE_SECONDS longer, only as
+# a backstop against a peer that vanished: were it to expire at the deadline too, a
+# dequeue that completed just in time on another task would have its elements dropped.
+GRACE_SECONDS = 1.0
+
 
 class Step:
     """State shared by every partition of one `run` on one task.
@@ -34,7 +41,7 @@ class Step:
     """
 
     __slots__ = ("id", "deadline", "feeds", "fetched", "stats", "error", "_rendezvous",
-                 "outbound", "copy_fetches", "_lock", "_callbacks")
+                 "outbound", "copy_fetches", "_lock", "_callbacks", "_succeeded")
 
     def __init__(self, timeout_ms=0, feeds=None, stats=None, step_id=None):
         self.id = next(_step_ids) if step_id is None else step_id
@@ -49,18 +56,28 @@ class Step:
         self.copy_fetches = True
         self._lock = threading.Lock()
         self._callbacks = {}
+        self._succeeded = False
 
     # -- cancellation ------------------------------------------------------------------
 
     def abort(self, error):
         """Records the first error and wakes every kernel blocked in this step."""
         with self._lock:
-            if self.error is not None:
+            if self.error is not None or self._succeeded:
                 return
             self.error = error
             callbacks = list(self._callbacks.values())
         for callback in callbacks:
             callback()
+
+    def succeed(self):
+        """Ends the step well, unless it failed already (then False): from here on nothing
+        aborts it, so what its kernels took is the caller's and is never given back."""
+        with self._lock:
+            if self.error is None:
+                self._succeeded = True
+                self._callbacks.clear()
+            return self._succeeded
 
     def on_abort(self, callback):
         """Registers `callback` to run on abort; returns a token for `remove_on_abort`."""
@@ -76,33 +93,37 @@ class Step:
         with self._lock:
             self._callbacks.pop(token, None)
 
-    def remaining(self):
-        """Seconds until the deadline: None without one, 0 once it has passed."""
+    def remaining(self, grace=0.0):
+        """Seconds until the deadline (+ `grace`): None without one, 0 once it has passed."""
         if self.deadline is None:
             return None
-        return max(0.0, self.deadline - time.monotonic())
+        return max(0.0, self.deadline + grace - time.monotonic())
 
     def expire(self):
         """Fails the step for its deadline. As in TensorFlow the error names no node: the
         step ran out of time, whichever kernel was waiting then (it fails as cancelled)."""
         self.abort(DeadlineExceededError(None, None, TIMEOUT_MESSAGE))
 
-    def check(self):
-        """Raises CancelledError if the step was aborted, or has expired at its deadline."""
-        if self.error is None and self.deadline is not None and self.remaining() == 0:
+    def check(self, grace=0.0):
+        """Raises CancelledError if the step was aborted, or has expired at its deadline
+        (+ `grace`)."""
+        if self.error is None and self.deadline is not None and self.remaining(grace) == 0:
             self.expire()
         if self.error is not None:
             raise CancelledError(None, None, "Step was cancelled")
 
-    def wait(self, cond, ready):
-        """Waits on `cond` (held by the caller) until `ready()`, an abort or the deadline."""
+    def wait(self, cond, ready, backstop=False):
+        """Waits on `cond` (held by the caller) until `ready()`, an abort or the deadline;
+        `backstop`: a wait for another partition, which does not decide the deadline and
+        gives up GRACE_SECONDS after it."""
         if ready():
             return
+        grace = GRACE_SECONDS if backstop else 0.0
         token = self.on_abort(lambda: _notify(cond))
         try:
             while not ready():
-                self.check()
-                cond.wait(self.remaining())
+                self.check(grace)
+                cond.wait(self.remaining(grace))
         finally:
             self.remove_on_abort(token)
 

@@ -9,16 +9,14 @@ import logging
 import threading
 
 from dtfnb.base.device_spec import DeviceSpec
-from dtfnb.base.errors import DeadlineExceededError, OpError, UnavailableError
+from dtfnb.base.errors import CancelledError, DeadlineExceededError, OpError, UnavailableError
 from dtfnb.distributed.transport import local, rpc, shm, streams, wire
 from dtfnb.distributed.worker import TransferOptions
 from dtfnb.protos import graph_pb2, master_pb2, worker_pb2
+from dtfnb.runtime.step import GRACE_SECONDS
 
 log = logging.getLogger("dtfnb.distributed")
 
-# A remote call outlives the step's own deadline by this much, so that the task's own
-# answer (its DeadlineExceededError, or what else failed first) comes before the transport's.
-_GRACE_SECONDS = 1.0
 _WAIT_LOG_EVERY = 10   # seconds between "still waiting" lines while a task is not up
 
 
@@ -163,7 +161,7 @@ class RemoteWorker(_Connection):
         request = worker_pb2.DeregisterGraphRequest(session_handle=session_handle)
         try:
             self._call("DeregisterGraph", request, worker_pb2.DeregisterGraphResponse,
-                       timeout=_GRACE_SECONDS)
+                       timeout=GRACE_SECONDS)
         except UnavailableError:  # a task that is gone holds nothing of the session
             pass
 
@@ -213,7 +211,9 @@ class _GraphCall:
         for name in feeds:
             out.add(request.send.add(), name, step.feeds[name])
         self._request = out.frame(request)
-        self._timeout = None if remaining is None else remaining + _GRACE_SECONDS
+        # The task decides the deadline (see GRACE_SECONDS): its answer, a result or its
+        # DeadlineExceededError, comes before the transport gives up.
+        self._timeout = None if remaining is None else remaining + GRACE_SECONDS
         self._handled = threading.Event()
         self._incoming = None
         self._call = None
@@ -259,13 +259,14 @@ class _GraphCall:
             self._call.cancel()
 
     def wait(self):
-        """Waits for the reply, or until the step's deadline passes (which aborts the step)."""
+        """Waits for the reply; a task that has not answered GRACE_SECONDS after the
+        step's deadline is given up (which aborts the step)."""
         if not self._handled.is_set() and self._call is None:
             self._handle(lambda: self._worker.channel.call("RunGraph", self._request,
                                                            timeout=self._timeout))
             self._handled.set()
         else:
-            if not self._handled.wait(self._step.remaining()):
+            if not self._handled.wait(self._step.remaining(GRACE_SECONDS)):
                 self._step.expire()  # abandoning cancels the call: it ends at once
                 self._handled.wait()
         self._step.remove_on_abort(self._token)
@@ -350,6 +351,8 @@ class RemoteMaster(_Connection):
     def __init__(self, address, security):
         super().__init__(address, security, f"the master at {address}")
         self._options = {}   # session handle -> (ConfigProto, TransferOptions)
+        self._running = 0    # RunStep calls under way
+        self._idle = threading.Condition()
 
     def create_session(self, graph_def, config):
         self.status()  # waits until the task is up, as TensorFlow's first use does
@@ -363,7 +366,20 @@ class RemoteMaster(_Connection):
         self._call("ExtendSession", request, master_pb2.ExtendSessionResponse)
 
     def run_step(self, handle, feeds, fetches, targets, options=None, run_metadata=None):
-        config, transfer = self._options[handle]
+        with self._idle:
+            self._running += 1
+        try:
+            return self._run_step(handle, feeds, fetches, targets, options, run_metadata)
+        finally:
+            with self._idle:
+                self._running -= 1
+                self._idle.notify_all()
+
+    def _run_step(self, handle, feeds, fetches, targets, options, run_metadata):
+        try:
+            config, transfer = self._options[handle]
+        except KeyError:  # closed by another thread meanwhile
+            raise CancelledError(None, None, "Session has been closed.") from None
         shared = self.shared_memory(transfer)
         request = master_pb2.RunStepRequest(
             session_handle=handle, fetch=fetches, target=targets,
@@ -378,7 +394,8 @@ class RemoteMaster(_Connection):
                       else config.operation_timeout_in_ms)
         response, payload = self._call(
             "RunStep", request, master_pb2.RunStepResponse, out.payloads,
-            timeout=timeout_ms / 1000 + _GRACE_SECONDS if timeout_ms > 0 else None)
+            # the master's own backstop for its tasks comes first
+            timeout=timeout_ms / 1000 + 2 * GRACE_SECONDS if timeout_ms > 0 else None)
         shm.block_pool().give_back(response.released)
         incoming = wire.Incoming(payload, writable=True)
         values = [_fetched(incoming.value(tensor)) for tensor in response.tensor]
@@ -391,6 +408,13 @@ class RemoteMaster(_Connection):
         self._options.pop(handle, None)
         request = master_pb2.CloseSessionRequest(session_handle=handle)
         self._call("CloseSession", request, master_pb2.CloseSessionResponse)
+
+    def close(self):
+        # Closing the session cancelled its steps: their answers come at once, and one
+        # may carry what a dequeue took, so they are awaited before the connection goes.
+        with self._idle:
+            self._idle.wait_for(lambda: self._running == 0, timeout=2 * GRACE_SECONDS)
+        super().close()
 
     def list_devices(self, session_handle=""):
         response, _ = self._call("ListDevices",
