@@ -12,7 +12,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from dtfnb.base.errors import UnavailableError
+from dtfnb.base.errors import InvalidArgumentError
 from dtfnb.distributed.transport import shm
 from dtfnb.protos import wire_pb2
 
@@ -279,14 +279,39 @@ def test_unused_mappings_beyond_the_budget_are_closed_and_used_ones_kept(pool, m
     assert len(opened) == 4
 
 
-def test_a_block_that_cannot_be_opened_raises_unavailable_naming_pid_and_fd():
+def test_a_block_that_cannot_be_opened_is_invalid_argument_naming_pid_and_fd():
+    # The sender's error, never retried as an unavailable task would be.
     read_end, write_end = os.pipe()
     os.close(write_end)
     os.close(read_end)  # now a closed fd number
     shared = wire_pb2.SharedSlice(owner=1, pid=os.getpid(), fd=read_end, block_id=1,
                                   block_size=4096)
-    with pytest.raises(UnavailableError, match=f"fd {read_end} of process {os.getpid()}"):
+    with pytest.raises(InvalidArgumentError, match=f"fd {read_end} of process {os.getpid()}"):
         shm.Mappings().view(shared, np.uint8, (10,), lambda _: None)
+
+
+def test_blocks_are_sealed_and_an_unsealed_memfd_is_never_mapped(pool):
+    # A mapping is kept for later transfers: were its file to shrink, touching it would
+    # kill the process with SIGBUS. So only blocks sealed against shrinking are mapped.
+    shared = pool.lend(np.ones(1 << 16, np.uint8))
+    with pytest.raises(OSError):
+        os.ftruncate(shared.fd, 0)
+    fd = os.memfd_create("dtfnb-block-forged", os.MFD_CLOEXEC)  # dtfnb's name, no seals
+    try:
+        os.ftruncate(fd, 1 << 16)
+        forged = wire_pb2.SharedSlice(owner=2, pid=os.getpid(), fd=fd, block_id=1,
+                                      block_size=1 << 16)
+        with pytest.raises(InvalidArgumentError, match="not sealed against shrinking"):
+            shm.Mappings().view(forged, np.uint8, (10,), lambda _: None)
+    finally:
+        os.close(fd)
+
+
+def test_a_slice_larger_than_its_block_is_invalid_argument(pool):
+    shared = pool.lend(np.ones(1 << 16, np.uint8))
+    shared.block_size = 1 << 30  # what a hostile sender may claim
+    with pytest.raises(InvalidArgumentError, match="does not fit shared block"):
+        shm.Mappings().view(shared, np.uint8, (1 << 20,), lambda _: None)
 
 
 def test_can_map_is_false_for_a_bogus_peer():

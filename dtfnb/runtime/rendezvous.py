@@ -5,13 +5,19 @@ brings the tensor then runs its callback, on the sender's thread.
 
 A local step keeps its own. A task of a cluster keeps a table of them by step id,
 because a peer's tensor may arrive before the master's RunGraph call that starts
-the step here.
+the step here: such early tensors are bounded in bytes and in time.
 """
 
+import os
 import threading
 import time
+import weakref
 
-from dtfnb.base.errors import CancelledError
+from dtfnb.base.errors import CancelledError, ResourceExhaustedError
+
+LIMIT_VARIABLE = "DTFNB_EARLY_TENSOR_BYTES"
+_EARLY_BYTES = 256 << 20
+_SWEEP_SECONDS = 0.25
 
 
 class Rendezvous:
@@ -49,16 +55,23 @@ class RendezvousTable:
     """A task's rendezvous by step id.
 
     A tensor for a step that already ended here (it failed, or was cleaned up) is
-    dropped. One for a step that never starts here (its master failed before
-    calling) is dropped after `orphan_seconds`.
+    dropped. Tensors of a step that has not started here are early, and may be
+    orphans: the master failed before calling, or a peer made the step id up. They
+    are held within `limit_bytes` ($DTFNB_EARLY_TENSOR_BYTES), the oldest steps' dropped
+    first (such a step fails with ResourceExhaustedError if it starts after all), and
+    for `orphan_seconds` at most, swept by a thread that runs while there are any.
     """
 
     _FINISHED_KEPT = 4096
+    _ENTRY_BYTES = 256   # what a tensor costs besides its data: empty ones count too
 
-    def __init__(self, orphan_seconds=300.0):
+    def __init__(self, orphan_seconds=300.0, limit_bytes=None):
         self._orphan_seconds = orphan_seconds
-        self._tables = {}       # step id -> (Rendezvous, created, started)
-        self._finished = {}     # step id -> None, oldest first
+        self._limit_bytes = early_bytes_limit() if limit_bytes is None else limit_bytes
+        self._tables = {}       # step id -> [Rendezvous, created, started, early bytes]
+        self._finished = {}     # step id -> why a late start fails (None: cleaned up)
+        self._early_bytes = 0
+        self._sweeping = False
         self._lock = threading.Lock()
 
     def deliver(self, step_id, key, value):
@@ -67,32 +80,93 @@ class RendezvousTable:
                 return
             entry = self._tables.get(step_id)
             if entry is None:
-                self._sweep()
-                entry = self._tables[step_id] = [Rendezvous(), time.monotonic(), False]
+                entry = self._tables[step_id] = [Rendezvous(), time.monotonic(), False, 0]
+                self._sweep_soon()
+            if not entry[2]:
+                size = getattr(value, "nbytes", 0) + self._ENTRY_BYTES
+                entry[3] += size
+                self._early_bytes += size
+                if self._early_bytes > self._limit_bytes:
+                    self._drop_oldest()
+                    if step_id in self._finished:
+                        return
         entry[0].send(key, value)
 
     def start(self, step_id):
         """The rendezvous of a step that starts running here; raises CancelledError for a
-        step already cleaned up (its master gave up before this call arrived)."""
+        step already cleaned up (its master gave up before this call arrived), and
+        ResourceExhaustedError for one whose early tensors were dropped."""
         with self._lock:
             if step_id in self._finished:
+                reason = self._finished[step_id]
+                if reason is not None:
+                    raise ResourceExhaustedError(None, None, reason)
                 raise CancelledError(None, None, f"Step {step_id} was cleaned up before it "
                                      "started on this task")
             entry = self._tables.get(step_id)
             if entry is None:
-                entry = self._tables[step_id] = [Rendezvous(), time.monotonic(), True]
-            entry[2] = True
+                entry = self._tables[step_id] = [Rendezvous(), time.monotonic(), True, 0]
+            self._early_bytes -= entry[3]
+            entry[2], entry[3] = True, 0
             return entry[0]
 
     def finish(self, step_id):
         with self._lock:
-            self._tables.pop(step_id, None)
-            self._finished[step_id] = None
-            if len(self._finished) > self._FINISHED_KEPT:
-                del self._finished[next(iter(self._finished))]
+            self._drop(step_id, None)
 
-    def _sweep(self):
+    def _drop(self, step_id, reason):
+        entry = self._tables.pop(step_id, None)
+        if entry is not None:
+            self._early_bytes -= entry[3]
+        self._finished[step_id] = reason
+        if len(self._finished) > self._FINISHED_KEPT:
+            del self._finished[next(iter(self._finished))]
+
+    def _drop_oldest(self):
+        for step_id, (_, _, started, _) in list(self._tables.items()):
+            if self._early_bytes <= self._limit_bytes:
+                return
+            if not started:
+                self._drop(step_id, f"The tensors sent to step {step_id} before it started "
+                           f"on this task were dropped: tensors of steps not yet started "
+                           f"exceeded {self._limit_bytes} bytes ({LIMIT_VARIABLE})")
+
+    def _sweep_soon(self):
+        if not self._sweeping:
+            self._sweeping = True
+            threading.Thread(target=_sweep_while_early, args=(weakref.ref(self),),
+                             daemon=True, name="dtfnb-rendezvous-sweep").start()
+
+    def sweep(self):
+        """Drops the tensors of steps that have not started for `orphan_seconds`; returns
+        whether tensors of steps not yet started remain."""
         cutoff = time.monotonic() - self._orphan_seconds
-        for step_id in [s for s, (_, created, started) in self._tables.items()
-                        if not started and created < cutoff]:
-            del self._tables[step_id]
+        with self._lock:
+            early = [(s, created) for s, (_, created, started, _) in self._tables.items()
+                     if not started]
+            for step_id, created in early:
+                if created < cutoff:
+                    self._drop(step_id, None)
+            self._sweeping = any(created >= cutoff for _, created in early)
+            return self._sweeping
+
+
+def _sweep_while_early(table_ref):
+    """The sweeping thread of a RendezvousTable: it ends once the table holds no early
+    tensors, or is gone (only a weak reference keeps it from its task's end)."""
+    while True:
+        time.sleep(_SWEEP_SECONDS)
+        table = table_ref()
+        if table is None or not table.sweep():
+            return
+        del table
+
+
+def early_bytes_limit():
+    """$DTFNB_EARLY_TENSOR_BYTES, else 256 MiB."""
+    value = os.environ.get(LIMIT_VARIABLE)
+    if not value:
+        return _EARLY_BYTES
+    if not value.strip().isdigit():
+        raise ValueError(f"{LIMIT_VARIABLE} must be a number of bytes, not {value!r}")
+    return int(value)

@@ -4,7 +4,10 @@ A task serves its master and worker here as well as over gRPC, at an abstract
 socket name (Linux: no file to clean up, gone with the process) that GetStatus
 announces. A client that finds the task on its own host calls here instead. The
 server accepts only processes of its own user (SO_PEERCRED) that present the
-cluster token, when there is one. DTFNB_UNIX_SOCKETS=0 turns it off: gRPC only.
+cluster token, when there is one, within seconds: until then it reads no message
+longer than a hello, so a stranger makes it allocate nothing. A body's buffer is
+never zeroed first: pages are taken as the bytes arrive, so that a length alone
+costs no memory. DTFNB_UNIX_SOCKETS=0 turns it off: gRPC only.
 
 A connection carries many calls at once, told apart by id; each message is an
 envelope and a body (see CallError in protos/dtfnb/protos/wire.proto). The server
@@ -28,6 +31,8 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
+
 from dtfnb.base import errors
 from dtfnb.distributed.transport import wire
 from dtfnb.protos import wire_pb2
@@ -40,6 +45,8 @@ _ENVELOPE = struct.Struct("<IIBBxx")   # body length, call id, kind, method
 HELLO, CALL, OPEN, ITEM, REPLY, END, ERROR, CANCEL = range(8)
 _LOST, _CANCELLED = -1, -2              # what a pending call hears when no message will come
 _CONNECT_SECONDS = 5.0
+_HELLO_BYTES = 4096   # the longest hello a task reads from a client it does not know yet
+_ZEROED_BYTES = 1 << 20   # a smaller body is allocated zeroed: cheaper to make
 _PEER_CREDENTIALS = struct.Struct("3i")  # pid, uid, gid
 
 
@@ -55,6 +62,8 @@ def socket_name(address):
 
 class _Link:
     """One connection's socket: envelopes out without blocking, envelopes in on a thread."""
+
+    skip_long = True   # a body over the limit is read past and refused; False: ends the link
 
     def __init__(self, sock, where, limit):
         self.where = where
@@ -128,7 +137,8 @@ class _Link:
 
     def _read_until_work(self):
         try:
-            while (message := read_message(self._sock, self._limit, self.where)) is not None:
+            while (message := read_message(self._sock, self._limit, self.where,
+                                           self.skip_long)) is not None:
                 work = self.received(*message)
                 if work is not None:
                     return work
@@ -179,20 +189,24 @@ def _unsent(parts, sent):
     return []
 
 
-def read_message(sock, limit, where):
+def read_message(sock, limit, where, skip_long=True):
     """The next (call id, kind, method, body) from `sock`, or None once it has ended. A
-    body over `limit` bytes is read past and comes as an ERROR saying so."""
+    body over `limit` bytes is read past and comes as an ERROR saying so; without
+    `skip_long`, it ends the connection (None) unread."""
     head = bytearray(_ENVELOPE.size)
     if not _read_into(sock, head):
         return None
     length, call_id, kind, method = _ENVELOPE.unpack(head)
     if length > limit:
-        if not _skip(sock, length):
+        if not skip_long or not _skip(sock, length):
             return None
         return call_id, ERROR, 0, _error_body(errors.InvalidArgumentError(
             None, None, f"A message to or from {where} was refused: Received message "
             f"larger than max ({length} vs. {limit})"))
-    body = bytearray(length)
+    # A large body is not zeroed first (bytearray touches every page at once): memory
+    # grows with the bytes that arrive, not with what the header claims. Either is
+    # read in full before use.
+    body = bytearray(length) if length < _ZEROED_BYTES else np.empty(length, np.uint8)
     if length and not _read_into(sock, body):
         return None
     return call_id, kind, method, memoryview(body).toreadonly()
@@ -427,7 +441,7 @@ class LocalServer:
     def __init__(self, name, methods, token):
         self.name = name
         self._methods = [methods.get(method) for method in wire.METHOD_NAMES]
-        self._token = (token or "").encode()
+        self.token = (token or "").encode()
         self.limit = wire.max_message_bytes()
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -456,6 +470,7 @@ class LocalServer:
             if uid != os.getuid():   # another user's process: not even a thread for it
                 sock.close()
                 continue
+            sock.settimeout(_CONNECT_SECONDS)   # to say hello; no longer
             link = _ServerLink(sock, self)
             with self._lock:
                 self._links.add(link)
@@ -463,7 +478,7 @@ class LocalServer:
 
     def admits(self, token):
         """Whether a client (of this user: see _accept) may call with `token`."""
-        return not self._token or hmac.compare_digest(bytes(token), self._token)
+        return not self.token or hmac.compare_digest(bytes(token), self.token)
 
     def method(self, index):
         return self._methods[index] if index < len(self._methods) else None
@@ -512,8 +527,11 @@ class _Context:
 
 
 class _ServerLink(_Link):
+    skip_long = False   # until admitted: a stranger's long message ends the connection
+
     def __init__(self, sock, server):
-        super().__init__(sock, f"a local client of {server.name}", server.limit)
+        super().__init__(sock, f"a local client of {server.name}",
+                         max(_HELLO_BYTES, len(server.token)))
         self._server = server
         self._admitted = False
         self._calls = {}     # call id -> _Context
@@ -545,6 +563,8 @@ class _ServerLink(_Link):
     def _admit(self, kind, body):
         if kind == HELLO and self._server.admits(body):
             self._admitted = True
+            self._limit, self.skip_long = self._server.limit, True
+            self._sock.settimeout(None)
             self.send(0, HELLO)
             return
         self.send(0, ERROR, _error_body(errors.from_code(

@@ -242,7 +242,7 @@ class _GraphCall:
                 return
             response, payload = wire.unframe(data, worker_pb2.RunGraphResponse)
             shm.block_pool().give_back(response.released)
-            self._incoming = wire.Incoming(payload, writable=True)
+            self._incoming = wire.Incoming(payload, writable=True, reply=True)
             for tensor in response.recv:
                 step.fetched[int(tensor.name)] = _fetched(self._incoming.value(tensor))
             if step.stats is not None:
@@ -397,7 +397,7 @@ class RemoteMaster(_Connection):
             # the master's own backstop for its tasks comes first
             timeout=timeout_ms / 1000 + 2 * GRACE_SECONDS if timeout_ms > 0 else None)
         shm.block_pool().give_back(response.released)
-        incoming = wire.Incoming(payload, writable=True)
+        incoming = wire.Incoming(payload, writable=True, reply=True)
         values = [_fetched(incoming.value(tensor)) for tensor in response.tensor]
         self.fetch_streams(incoming)
         if run_metadata is not None:

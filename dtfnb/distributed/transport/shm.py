@@ -7,10 +7,17 @@ block: a fresh block costs page faults (1.5 GB/s), a reused one 7-8 GB/s.
 `PeerInfo` and `can_map` tell whether the other end can map our blocks at all
 (same host, same pid namespace, permission); where it cannot, or off Linux, the
 transport sends the bytes inline. Nothing here knows gRPC.
+
+A peer names a block by pid and fd, so a hostile one could name a file it still
+controls: every block is sealed against shrinking and growing, and a receiver maps
+only sealed blocks (a mapping over a file that shrinks would crash it with SIGBUS
+when touched). $DTFNB_SHARED_MEMORY=0 switches shared memory off in a process: it
+then neither offers its blocks nor maps any other's.
 """
 
 import atexit
 import collections
+import fcntl
 import itertools
 import math
 import mmap
@@ -21,7 +28,7 @@ import weakref
 
 import numpy as np
 
-from dtfnb.base.errors import UnavailableError
+from dtfnb.base.errors import InvalidArgumentError
 from dtfnb.protos import wire_pb2
 
 # Smaller arrays are cheaper inline than a copy into a block plus a lease round trip.
@@ -32,6 +39,9 @@ _BOOT_ID = "/proc/sys/kernel/random/boot_id"
 available = (hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd")
              and os.path.exists(_BOOT_ID))
 
+SWITCH_VARIABLE = "DTFNB_SHARED_MEMORY"
+_SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW if available else 0
+
 _lock = threading.Lock()
 _peer = None
 _probe = None       # the probe block, open for the process lifetime
@@ -41,18 +51,24 @@ _can_map = {}       # peer instance -> bool; a process keeps its instance for li
 _block_ids = itertools.count(1)  # unique in the process, across pools
 
 
+def enabled():
+    """Whether this process lends and maps blocks: Linux, and not switched off."""
+    return available and os.environ.get(SWITCH_VARIABLE, "1") != "0"
+
+
 def local_peer():
-    """This process's `PeerInfo` (one shared message: do not modify it)."""
+    """This process's `PeerInfo` (one shared message: do not modify it). Without shared
+    memory it has no probe block, so that no peer sends it any."""
     global _peer, _probe
     with _lock:
         if _peer is None:
             instance = int.from_bytes(os.urandom(8), "little") or 1
             peer = wire_pb2.PeerInfo(instance=instance, pid=os.getpid(), probe_fd=-1)
             if available:
-                _probe = _new_block_file("dtfnb-probe", 8)
-                os.pwrite(_probe.fileno(), instance.to_bytes(8, "little"), 0)
                 with open(_BOOT_ID) as f:
                     peer.host_id = f"{f.read().strip()}:{socket.gethostname()}"
+            if enabled():
+                _probe = _new_block_file("dtfnb-probe", 8, instance.to_bytes(8, "little"))
                 peer.probe_fd = _probe.fileno()
             _peer = peer
         return _peer
@@ -64,7 +80,7 @@ def can_map(peer):
     Reading the peer's probe block through /proc proves in one step that the pid
     means the same process here (same pid namespace) and that we may open its fds.
     """
-    if not available or peer.host_id != local_peer().host_id:
+    if not enabled() or peer.host_id != local_peer().host_id:
         return False
     known = _can_map.get(peer.instance)
     if known is None:
@@ -91,13 +107,24 @@ def _open_peer_fd(pid, fd, flags):
     if not os.readlink(path).startswith("/memfd:dtfnb-"):
         raise PermissionError(f"{path} is not a dtfnb shared-memory block")
     # O_NONBLOCK: a bogus fd naming a FIFO must not hang the open.
-    return os.open(path, flags | os.O_CLOEXEC | os.O_NONBLOCK)
+    opened = os.open(path, flags | os.O_CLOEXEC | os.O_NONBLOCK)
+    # The name proves nothing (anyone may name a memfd so); the seals are what make a
+    # mapping safe to keep: the file can never shrink under it.
+    if fcntl.fcntl(opened, fcntl.F_GET_SEALS) & _SEALS != _SEALS:
+        os.close(opened)
+        raise PermissionError(f"{path} is not sealed against shrinking: not a dtfnb "
+                              "shared-memory block")
+    return opened
 
 
-def _new_block_file(name, size):
+def _new_block_file(name, size, contents=b""):
+    """A memfd of `size` bytes, sealed: its size never changes, and its seals neither."""
     # A file object closes the fd when dropped (a forked child drops its parent's blocks).
-    file = os.fdopen(os.memfd_create(name, os.MFD_CLOEXEC), "r+b", buffering=0)
+    file = os.fdopen(os.memfd_create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING), "r+b",
+                     buffering=0)
     file.truncate(size)
+    os.pwrite(file.fileno(), contents, 0)
+    fcntl.fcntl(file.fileno(), fcntl.F_ADD_SEALS, _SEALS | fcntl.F_SEAL_SEAL)
     return file
 
 
@@ -147,7 +174,7 @@ class BlockPool:
         Lending it costs no copy, so the caller must never change it in place once lent."""
         dtype = np.dtype(dtype)
         nbytes = math.prod(shape) * dtype.itemsize
-        if not available or nbytes < nbytes_threshold:
+        if not enabled() or nbytes < nbytes_threshold:
             return None
         with self._lock:
             block = self._use(self._page_multiple(nbytes))
@@ -164,7 +191,7 @@ class BlockPool:
         """The `SharedSlice` of a block holding `array` (any layout, as C order): its own
         if `empty` made it, else a copy. None when shared memory is unavailable or
         over the limit: send inline then."""
-        if not available:
+        if not enabled():
             return None
         array = np.asarray(array)
         block = self._holding(array)
@@ -290,8 +317,13 @@ class Mappings:
         """A writable array over the start of the block of `shared` (a `SharedSlice`).
 
         `on_release(block_id)` runs once when no array made by this call is alive;
-        it may run in any thread, from the garbage collector: keep it cheap.
+        it may run in any thread, from the garbage collector: keep it cheap. A slice
+        that names no block this process may map, or that does not fit its block, is
+        the sender's error: InvalidArgumentError (never retried, as unavailable would be).
         """
+        if not enabled():
+            raise InvalidArgumentError(None, None, "Shared memory is switched off in this "
+                                       f"process (${SWITCH_VARIABLE}=0): send tensors inline")
         dtype = np.dtype(dtype)
         nbytes = math.prod(shape) * dtype.itemsize
         key = (shared.owner, shared.block_id)
@@ -300,6 +332,10 @@ class Mappings:
             if mm is None:
                 mm = self._map(shared)
             self._maps[key] = mm
+            if nbytes > len(mm):
+                raise InvalidArgumentError(None, None, f"A tensor of {nbytes} bytes does not "
+                                           f"fit shared block {shared.block_id} of "
+                                           f"{len(mm)} bytes")
             # Made under the lock, so a concurrent trim cannot close `mm` first; while
             # `base` lives, `mm.close()` raises BufferError, so trims skip it.
             base = np.frombuffer(mm, np.uint8, nbytes)
@@ -317,10 +353,10 @@ class Mappings:
             finally:
                 os.close(fd)
         except (OSError, ValueError) as e:
-            raise UnavailableError(
+            raise InvalidArgumentError(
                 None, None,
                 f"cannot map shared block fd {shared.fd} of process {shared.pid} "
-                f"(/proc/{shared.pid}/fd/{shared.fd}): {e}") from e
+                f"(/proc/{shared.pid}/fd/{shared.fd}): {e}") from None
         self._bytes += len(mm)
         return mm
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from dtfnb.base import dtypes
 from dtfnb.base.codec import proto_to_tensor, tensor_to_proto, to_numpy
-from dtfnb.base.errors import InvalidArgumentError
+from dtfnb.base.errors import InvalidArgumentError, ResourceExhaustedError
 from dtfnb.distributed.transport import shm, streams
 from dtfnb.protos import master_pb2, worker_pb2
 
@@ -131,14 +131,17 @@ class Incoming:
 
     Inline tensors are views of the message (read-only) unless `writable`, which
     copies them; shared ones are writable views of the sender's block, except read-only
-    ones (the sender's own arrays), which `writable` copies too. Streamed ones
-    are empty arrays listed in `streams` as (ticket, array), for the caller to fill.
+    ones (the sender's own arrays), which `writable` copies too. Only a `reply` (to a
+    call of ours) may hold streamed ones: zeroed arrays listed in `streams` as (ticket,
+    array), for the caller to fill; a request naming one is refused, since nothing
+    would ever fill it.
     """
 
-    def __init__(self, payload, writable=False):
+    def __init__(self, payload, writable=False, reply=False):
         self._payload = payload
         self._offset = 0
         self._writable = writable
+        self._reply = reply
         self.streams = []
 
     def value(self, wire):
@@ -146,6 +149,9 @@ class Incoming:
             return self._value(wire)
         except ValueError as err:  # numpy's word on a shape or dtype the peer made up
             raise InvalidArgumentError(None, None, f"Tensor {wire.name}: {err}") from None
+        except MemoryError:
+            raise ResourceExhaustedError(None, None, f"Tensor {wire.name} of shape "
+                                         f"{list(wire.shape)} does not fit in memory") from None
 
     def _value(self, wire):
         location = wire.WhichOneof("location")
@@ -169,7 +175,10 @@ class Incoming:
             if wire.shared.read_only:  # the sender's own array: never written to
                 array = array.copy() if self._writable else _read_only(array)
         elif location == "stream_ticket":
-            array = np.empty(shape, np_dtype)
+            if not self._reply:
+                raise InvalidArgumentError(None, None, f"Tensor {wire.name} names a stream "
+                                           "ticket, which only a reply may hold")
+            array = np.zeros(shape, np_dtype)
             self.streams.append((wire.stream_ticket, array))
             return array
         else:
