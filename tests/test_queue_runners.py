@@ -96,6 +96,24 @@ def test_producers_reject_empty_inputs():
         tf.train.slice_input_producer([])
 
 
+@pytest.mark.parametrize("num_epochs", [None, 2])
+def test_an_empty_file_list_at_run_time_closes_the_queue(num_epochs):
+    """As in TensorFlow: an Assert fails the runner's enqueue, and the runner closes the queue."""
+    queue = tf.train.string_input_producer(tf.constant([], tf.string), num_epochs=num_epochs)
+    with tf.Session() as sess:
+        sess.run(tf.local_variables_initializer())
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(sess, coord=coord)
+        with pytest.raises(tf.errors.OutOfRangeError, match="is closed"):
+            sess.run(queue.dequeue(), options=tf.RunOptions(timeout_in_ms=10000))
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"assertion failed: \[string_input_producer requires a "
+                                 r"non-null input tensor\]"):
+            coord.join(threads)
+    check = tf.get_default_graph().get_operation_by_name("input_producer/Assert/Assert")
+    assert check.type == "Assert" and check.get_attr("summarize") == 3
+
+
 def test_slice_and_range_producers_keep_rows_together():
     features = np.arange(12).reshape(6, 2)
     labels = np.arange(6) * 10

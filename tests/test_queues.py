@@ -517,3 +517,20 @@ def test_a_waiting_dequeue_many_is_woken_when_served_not_for_every_item():
     waiter.join(timeout=10)
     np.testing.assert_array_equal(taken[0][0], np.arange(50, dtype=np.float32))
     assert len(wakes) <= 3   # woken once per item, it would wait 50 times
+
+
+def test_an_enqueue_many_that_times_out_or_is_cancelled_keeps_what_it_enqueued():
+    """As in TensorFlow: the elements that fit stay in the queue, so a producer that
+    retries the whole batch enqueues them twice (README: enqueue batches that fit)."""
+    queue = tf.FIFOQueue(2, tf.int32, shapes=[()])
+    enqueue = queue.enqueue_many([[1, 2, 3, 4, 5]])
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.DeadlineExceededError):
+            sess.run(enqueue, options=_timeout(100))
+        assert sess.run(queue.dequeue_many(2)).tolist() == [1, 2]
+        thread, box = in_thread(lambda: sess.run(enqueue, options=_timeout(10000)))
+        assert poll_for(lambda: sess.run(queue.size()) == 2)
+        sess.run(queue.close(cancel_pending_enqueues=True))
+        thread.join(10)
+        assert isinstance(box.get("error"), tf.errors.CancelledError)
+        assert sess.run(queue.dequeue_up_to(5)).tolist() == [1, 2]

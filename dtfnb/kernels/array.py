@@ -12,6 +12,7 @@ import numpy as np
 
 from dtfnb.base.errors import InvalidArgumentError
 from dtfnb.base.stacking import stack
+from dtfnb.kernels.allocation import check_output
 from dtfnb.kernels.math import host
 from dtfnb.kernels.registry import register_kernel
 
@@ -137,6 +138,7 @@ def _broadcast_gradient_args(ctx, step, s0, s1):
 @register_kernel("Pack")
 def _pack(ctx, step, *values):
     axis = _axis(ctx.attrs["axis"], values[0].ndim + 1)
+    check_output(ctx, (len(values),) + values[0].shape, values[0].dtype)
     try:
         return stack(values) if axis == 0 and ctx.xp is np else ctx.xp.stack(values, axis)
     except ValueError:  # name the input that does not match
@@ -167,6 +169,8 @@ def _concat(ctx, step, *inputs):
                                        if j != axis):
             raise _error("ConcatOp : Dimensions of inputs should match: shape[0] = "
                          f"{_dims(first)} vs. shape[{i}] = {_dims(v.shape)}")
+    check_output(ctx, first[:axis] + (sum(v.shape[axis] for v in values),) + first[axis + 1:],
+                 values[0].dtype)
     return ctx.xp.concatenate(values, axis=axis)
 
 
@@ -203,34 +207,38 @@ def _tile(ctx, step, x, multiples):
                      f"length {len(multiples)}")
     if min(multiples, default=0) < 0:
         raise _error(f"Expected multiples[i] >= 0, but got {multiples}")
+    check_output(ctx, [d * m for d, m in zip(x.shape, multiples)], x.dtype)
     return ctx.xp.tile(x, multiples)
 
 
-def _paddings(x, paddings):
+def _paddings(ctx, x, paddings):
+    """The paddings as (before, after) pairs, once the padded output is known to fit."""
     pads = host(paddings).reshape(-1, 2).astype(int)
     if len(pads) != x.ndim:
         raise _error(f"The first dimension of paddings must be the rank of inputs"
                      f"[{len(pads)},2] {_dims(x.shape)}")
     if (pads < 0).any():
         raise _error(f"Paddings must be non-negative: {pads.min()}")
-    return [tuple(p) for p in pads.tolist()]
+    pads = [tuple(p) for p in pads.tolist()]
+    check_output(ctx, [d + a + b for d, (a, b) in zip(x.shape, pads)], x.dtype)
+    return pads
 
 
 @register_kernel("Pad")
 def _pad(ctx, step, x, paddings):
-    return ctx.xp.pad(x, _paddings(x, paddings), mode="constant")
+    return ctx.xp.pad(x, _paddings(ctx, x, paddings), mode="constant")
 
 
 @register_kernel("PadV2")
 def _pad_v2(ctx, step, x, paddings, value):
-    return ctx.xp.pad(x, _paddings(x, paddings), mode="constant",
+    return ctx.xp.pad(x, _paddings(ctx, x, paddings), mode="constant",
                       constant_values=host(value).reshape(()).item())
 
 
 @register_kernel("MirrorPad")
 def _mirror_pad(ctx, step, x, paddings):
     mode = ctx.attrs["mode"]
-    pads = _paddings(x, paddings)
+    pads = _paddings(ctx, x, paddings)
     limit = 0 if mode == "REFLECT" else 1
     for (a, b), d in zip(pads, x.shape):
         if max(a, b) > d - 1 + limit:
@@ -298,7 +306,9 @@ def _strided_slice(ctx, step, x, begin, end, strides):
 
 @register_kernel("StridedSliceGrad")
 def _strided_slice_grad(ctx, step, shape, begin, end, strides, dy):
-    out = ctx.xp.zeros(_ints(shape), dtype=dy.dtype)
+    shape = _ints(shape)
+    check_output(ctx, shape, dy.dtype)
+    out = ctx.xp.zeros(shape, dtype=dy.dtype)
     out[_strided_index(ctx.attrs, begin, end, strides)] = dy
     return out
 
@@ -318,6 +328,8 @@ def _check_indices(indices, limit, what="indices"):
 def _gather(ctx, step, params, indices, axis):
     axis = _axis(axis, params.ndim)
     _check_indices(indices, params.shape[axis])
+    check_output(ctx, params.shape[:axis] + indices.shape + params.shape[axis + 1:],
+                 params.dtype)
     return ctx.xp.take(params, indices, axis=axis)
 
 
@@ -329,7 +341,9 @@ def _unsorted_segment_sum(ctx, step, data, ids, num_segments):
         raise _error(f"segment_ids.shape = {_dims(ids.shape)} is not a prefix of data.shape = "
                      f"{_dims(data.shape)}")
     _check_indices(ids, n, "segment_ids")
-    out = xp.zeros((n,) + data.shape[ids.ndim:], dtype=data.dtype)
+    shape = (n,) + data.shape[ids.ndim:]
+    check_output(ctx, shape, data.dtype)
+    out = xp.zeros(shape, dtype=data.dtype)
     if xp.__name__ == "numpy":
         np.add.at(out, ids, data)
     else:
@@ -368,6 +382,7 @@ def _fill(ctx, step, dims, value):
         raise _error(f"dims must be non-negative: {dims}")
     if value.ndim:
         raise _error(f"value must be a scalar, got shape {_dims(value.shape)}")
+    check_output(ctx, dims, value.dtype)
     return ctx.xp.full(dims, value, dtype=value.dtype)
 
 
@@ -385,9 +400,11 @@ def _ones_like(ctx, step, x):
 def _broadcast_to(ctx, step, x, shape):
     dims = _ints(shape)
     try:
-        return ctx.xp.broadcast_to(x, dims)
+        view = ctx.xp.broadcast_to(x, dims)
     except ValueError:
         raise _error(f"Incompatible shapes: {_dims(x.shape)} vs. {_dims(dims)}") from None
+    check_output(ctx, dims, x.dtype)  # the view takes no memory, but TensorFlow's output does
+    return view
 
 
 @register_kernel("OneHot")
@@ -398,6 +415,7 @@ def _one_hot(ctx, step, indices, depth, on, off):
         raise _error(f"depth must be non-negative, got: {depth}")
     axis = ctx.attrs.get("axis", -1)
     axis = indices.ndim if axis == -1 else axis
+    check_output(ctx, indices.shape[:axis] + (depth,) + indices.shape[axis:], _out_dtype(ctx))
     classes = xp.arange(depth).reshape((depth,) + (1,) * (indices.ndim - axis))
     hits = xp.expand_dims(indices, axis) == classes  # out-of-range indices hit nothing
     return xp.where(hits, on, off).astype(_out_dtype(ctx))

@@ -8,6 +8,7 @@ give inf/nan silently as in TensorFlow (the executor runs kernels under
 import numpy as np
 
 from dtfnb.base.errors import InvalidArgumentError
+from dtfnb.kernels.allocation import check_output
 from dtfnb.kernels.registry import register_kernel
 
 
@@ -29,6 +30,9 @@ def _elementwise(op_type, fn):
     @register_kernel(op_type)
     def kernel(ctx, step, *inputs):
         try:
+            if len(inputs) == 2 and inputs[0].shape != inputs[1].shape:  # may broadcast
+                check_output(ctx, np.broadcast_shapes(inputs[0].shape, inputs[1].shape),
+                             ctx.output_types[0].as_numpy_dtype)
             return _out(ctx, fn(ctx.xp, *inputs))
         except ValueError:
             if len(inputs) == 2 and inputs[0].shape != inputs[1].shape:
@@ -107,6 +111,11 @@ for _type, _fn in {
 
 @register_kernel("AddN")
 def _add_n(ctx, step, *inputs):
+    for i, value in enumerate(inputs[1:], 1):
+        if value.shape != inputs[0].shape:
+            raise InvalidArgumentError(
+                None, None, f"Inputs to operation {ctx.name} of type AddN must have the same "
+                f"size and shape.  Input 0: {_dims(inputs[0])} != input {i}: {_dims(value)}")
     total = inputs[0]
     for value in inputs[1:]:
         total = total + value  # a new array each time: inputs stay untouched
@@ -137,6 +146,7 @@ def _matmul(ctx, step, a, b):
         raise InvalidArgumentError(None, None, "In[0] and In[1] must be matrices: "
                                    f"{list(a.shape)} {list(b.shape)}")
     _check_inner(a, b, ctx.name)
+    check_output(ctx, (a.shape[0], b.shape[1]), ctx.output_types[0].as_numpy_dtype)
     return _out(ctx, ctx.xp.matmul(a, b))
 
 
@@ -156,6 +166,7 @@ def _batch_matmul(ctx, step, a, b):
         raise InvalidArgumentError(None, None, "In[0] and In[1] must have compatible batch "
                                    f"dimensions: {list(a.shape)} vs. {list(b.shape)}")
     _check_inner(a, b, ctx.name)
+    check_output(ctx, a.shape[:-1] + b.shape[-1:], ctx.output_types[0].as_numpy_dtype)
     return _out(ctx, xp.matmul(a, b))
 
 
@@ -250,4 +261,5 @@ def _range(ctx, step, start, limit, delta):
                                    f"{start}/{limit}" if delta > 0 else
                                    f"Requires start >= limit when delta < 0: {start}/{limit}")
     dtype = ctx.output_types[0].as_numpy_dtype
+    check_output(ctx, [int(-(-abs(limit - start) // abs(delta)))], dtype)
     return ctx.xp.arange(start, limit, delta, dtype=dtype)

@@ -12,6 +12,7 @@ import threading
 import numpy as np
 
 from dtfnb.base.errors import InvalidArgumentError
+from dtfnb.kernels.allocation import check_output
 from dtfnb.kernels.registry import register_kernel
 
 _CREATE_LOCK = threading.Lock()
@@ -69,11 +70,13 @@ def _rng(ctx):
     return rng
 
 
-def _shape(value):
+def _shape(ctx, value, dtype):
+    """The output's shape, once it is known to fit."""
     dims = [int(d) for d in value.tolist()] if getattr(value, "ndim", 0) else None
     if dims is None or any(d < 0 for d in dims):
         raise InvalidArgumentError(None, None, f"shape must be a vector of non-negative "
                                    f"dimensions, got {value}")
+    check_output(ctx, dims, dtype)
     return tuple(dims)
 
 
@@ -83,12 +86,14 @@ def _dtype(ctx, attr="dtype"):
 
 @register_kernel("RandomStandardNormal")
 def _random_normal(ctx, step, shape):
-    return _rng(ctx).normal(_shape(shape), _dtype(ctx))
+    dtype = _dtype(ctx)
+    return _rng(ctx).normal(_shape(ctx, shape, dtype), dtype)
 
 
 @register_kernel("RandomUniform")
 def _random_uniform(ctx, step, shape):
-    return _rng(ctx).uniform(_shape(shape), _dtype(ctx))
+    dtype = _dtype(ctx)
+    return _rng(ctx).uniform(_shape(ctx, shape, dtype), dtype)
 
 
 @register_kernel("RandomUniformInt")
@@ -96,14 +101,15 @@ def _random_uniform_int(ctx, step, shape, minval, maxval):
     low, high = int(minval), int(maxval)
     if not low < high:
         raise InvalidArgumentError(None, None, f"Need minval < maxval: {low} >= {high}")
-    return _rng(ctx).integers(low, high, _shape(shape), _dtype(ctx, "Tout"))
+    dtype = _dtype(ctx, "Tout")
+    return _rng(ctx).integers(low, high, _shape(ctx, shape, dtype), dtype)
 
 
 @register_kernel("TruncatedNormal")
 def _truncated_normal(ctx, step, shape):
     rng = _rng(ctx)
     dtype = _dtype(ctx)
-    out = rng.normal(_shape(shape), np.float32 if dtype.itemsize < 4 else dtype)
+    out = rng.normal(_shape(ctx, shape, dtype), np.float32 if dtype.itemsize < 4 else dtype)
     # Values more than two standard deviations out are drawn again, as TensorFlow does.
     bad = abs(out) > 2
     while bool(bad.any()):

@@ -1,5 +1,7 @@
-"""Grouping and ordering: no_op, group, tuple."""
+"""Grouping, ordering and checking: no_op, group, tuple, Assert."""
 
+from dtfnb.base import dtypes
+from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.operation import Operation
 from dtfnb.framework.registry import NotDifferentiable, define_op
 from dtfnb.ops.array_ops import identity
@@ -7,6 +9,8 @@ from dtfnb.ops.building import graph_of, make_op
 
 define_op("NoOp", lambda op: [])
 NotDifferentiable("NoOp")
+define_op("Assert", lambda op: [], stateful=True)
+NotDifferentiable("Assert")
 
 
 def no_op(name=None):
@@ -33,3 +37,27 @@ def tuple(tensors, name=None, control_inputs=None):  # noqa: A001 - TensorFlow's
         gate = group(*[t for t in tensors if t is not None], *(control_inputs or []))
         with graph.control_dependencies([gate]):
             return [None if t is None else identity(t) for t in tensors]
+
+
+def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TensorFlow's name
+    """An op that fails with InvalidArgumentError, showing `data`, when `condition` is false.
+
+    In a graph it runs only when something depends on it, e.g.::
+
+        check = tf.Assert(tf.reduce_all(x > 0), [x])
+        with tf.control_dependencies([check]):
+            y = tf.log(x)
+
+    `summarize` is how many entries of each tensor of `data` the message shows (default 3).
+    """
+    data = list(data)
+    if not data:
+        raise ValueError("Attr 'T' of 'Assert' Op passed list of length 0 less than minimum 1.")
+    graph = graph_of(condition, data)
+    with graph.as_default(), graph.name_scope(name or "Assert"), \
+            graph.name_scope("Assert") as scope:
+        condition = convert_to_tensor(condition, dtype=dtypes.bool_, name="condition")
+        data = [convert_to_tensor(x, name=f"data_{i}") for i, x in enumerate(data)]
+        return make_op("Assert", [condition, *data], [], name=scope,
+                       attrs={"T": [x.dtype.base_dtype for x in data],
+                              "summarize": 3 if summarize is None else int(summarize)})

@@ -10,7 +10,7 @@ from dtfnb.base.shapes import TensorShape, as_shape
 from dtfnb.framework import api
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.graph_keys import GraphKeys
-from dtfnb.ops import array_ops, math_ops, random_ops, slicing_ops, variables
+from dtfnb.ops import array_ops, control_flow_ops, math_ops, random_ops, slicing_ops, variables
 from dtfnb.ops.data_flow_ops import FIFOQueue, PaddingFIFOQueue, RandomShuffleQueue
 from dtfnb.train.queue_runner import QueueRunner, add_queue_runner
 
@@ -51,10 +51,16 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
 def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=None, capacity=32,
                           shared_name=None, name=None, cancel_op=None):
     """A queue of file names (the chapter's filename queue for readers)."""
+    not_null = "string_input_producer requires a non-null input tensor"
     if not hasattr(string_tensor, "dtype") and not len(string_tensor):
-        raise ValueError("string_input_producer requires a non-null input tensor")
+        raise ValueError(not_null)
     with api.name_scope(name, "input_producer", [string_tensor]) as name:
         string_tensor = convert_to_tensor(string_tensor, dtype=dtypes.string)
+        # A fed or computed empty list fails the runner's enqueue, which closes the queue.
+        check = control_flow_ops.Assert(
+            math_ops.greater(array_ops.size(string_tensor), 0), [not_null])
+        with api.control_dependencies([check]):
+            string_tensor = array_ops.identity(string_tensor)
         return input_producer(string_tensor, [], num_epochs, shuffle, seed, capacity,
                               shared_name, f"fraction_of_{capacity}_full", name, cancel_op)
 
