@@ -343,3 +343,42 @@ def test_a_missing_file_names_the_path_and_the_task(tmp_path):
         sess.run(next_line)
     assert info.value.message.split("\n")[0] == \
         f"{missing}; No such file or directory (on /job:localhost/replica:0/task:0)"
+
+
+def _corrupt_map_function(change):
+    """A map pipeline's GraphDef whose traced function `change(function_def)` spoiled, as
+    a peer could send it."""
+    dataset = tf.data.Dataset.range(5).map(lambda x: x * 2)
+    get_next = dataset.make_one_shot_iterator().get_next()
+    graph_def = tf.get_default_graph().as_graph_def()
+    change(graph_def.library[0])
+    return graph_def, get_next.name
+
+
+def _unknown_input(function_def):
+    function_def.node[2].input[1] = "x"
+
+
+def _bad_output(function_def):
+    function_def.node[2].input[1] = "mul/y:3"
+
+
+def _cycle(function_def):
+    function_def.node[1].input.append("mul")
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda f: f.ret.__setitem__(0, "x:0"), "return 0 -> x:0 is not found"),
+    (lambda f: f.ret.__setitem__(0, "::"), "return 0 -> :: is not found"),
+    (lambda f: f.ret.__setitem__(0, "mul:5"), "return 0 -> mul:5 is not found"),
+    (_unknown_input, "Node 'mul': Unknown input node 'x'"),
+    (_bad_output, "Connecting to invalid output 3 of source node mul/y which has 1 outputs"),
+    (_cycle, "contains a cycle with 2 nodes, including: mul, mul/y"),
+])
+def test_a_malformed_function_from_a_peer_is_an_invalid_argument(servers, change, message):
+    graph_def, fetch = _corrupt_map_function(change)
+    master = servers(cluster_dict(local=1)).master
+    handle = master.create_session(graph_def, tf.ConfigProto())
+    with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+        master.run_step(handle, {}, [fetch], [])
+    master.close_session(handle)

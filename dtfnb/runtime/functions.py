@@ -9,7 +9,7 @@ import threading
 
 from dtfnb.base import errors
 from dtfnb.runtime.executor import Executor, SessionState
-from dtfnb.runtime.nodes import Node, check_registered, node_from_node_def, parse_input
+from dtfnb.runtime.nodes import Node, check_registered, nodes_from_graph_def, parse_input
 from dtfnb.runtime.step import Step
 
 
@@ -41,13 +41,23 @@ class _Function:
     def __init__(self, function_def, device, library):
         self.name = function_def.name
         self._args = [arg.name for arg in function_def.input_arg]
-        nodes = []
-        for node_def in function_def.node:
-            node = node_from_node_def(node_def)
-            if node.name in self._args:
-                node = Node(node.name, "_Arg", attrs={"name": node.name},
-                            output_types=node.output_types)
-            nodes.append(node)
+        # A FunctionDef may come from a peer: checked like a GraphDef before it runs.
+        nodes = [Node(node.name, "_Arg", attrs={"name": node.name},
+                      output_types=node.output_types) if node.name in self._args else node
+                 for node in nodes_from_graph_def(function_def)]
+        outputs = {node.name: len(node.output_types) for node in nodes}
+        for node in nodes:
+            for src, index in node.inputs:
+                if index >= outputs[src]:
+                    raise errors.InvalidArgumentError(
+                        None, None, f"Node '{node.name}': Connecting to invalid output "
+                        f"{index} of source node {src} which has {outputs[src]} outputs")
+        for i, ret in enumerate(function_def.ret):
+            src, index = parse_input(ret)
+            if index >= outputs.get(src, 0):
+                raise errors.InvalidArgumentError(
+                    None, None, f"Function {self.name}: return {i} -> {ret} is not found.")
+        _check_acyclic(self.name, nodes)
         nodes.extend(Node(f"_retval_{i}", "_Retval", [parse_input(ret)], attrs={"index": i})
                      for i, ret in enumerate(function_def.ret))
         check_registered(nodes)
@@ -62,3 +72,24 @@ class _Function:
             # re-raised without a node name, so that the calling node is named as well
             raise type(err)(None, None, err.message) from None
         return [step.fetched[i] for i in range(self._num_outputs)]
+
+
+def _check_acyclic(name, nodes):
+    """Raises InvalidArgumentError naming the nodes of a cycle, as TensorFlow's graph
+    check words it: they would never become ready."""
+    pending = {node.name: len(node.inputs) + len(node.control_inputs) for node in nodes}
+    consumers = {}
+    for node in nodes:
+        for src in [s for s, _ in node.inputs] + node.control_inputs:
+            consumers.setdefault(src, []).append(node.name)
+    ready = [n for n, count in pending.items() if count == 0]
+    while ready:
+        for consumer in consumers.get(ready.pop(), ()):
+            pending[consumer] -= 1
+            if pending[consumer] == 0:
+                ready.append(consumer)
+    cycle = sorted(n for n, count in pending.items() if count > 0)
+    if cycle:
+        raise errors.InvalidArgumentError(
+            None, None, f"Function {name} is invalid, contains a cycle with {len(cycle)} "
+            f"nodes, including: {', '.join(cycle[:3])}")
