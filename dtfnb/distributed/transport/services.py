@@ -91,7 +91,7 @@ class WorkerServicer:
     def CleanupGraph(self, request, payload, context):
         error = from_code(request.error_code, request.error_message) if request.error_code \
             else CancelledError(None, None, "Step was cleaned up")
-        self._worker.cleanup_step(request.step_id, error)
+        self._worker.cleanup_step(request.step_id, request.graph_handle, error)
         return worker_pb2.CleanupGraphResponse(), ()
 
     def CleanupAll(self, request, payload, context):
