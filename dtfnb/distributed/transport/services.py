@@ -165,7 +165,7 @@ class MasterServicer:
         self._tickets = tickets
 
     def CreateSession(self, request, payload, context):
-        handle = self._master.create_session(request.graph_def, request.config)
+        handle = self._master.create_session(request.graph_def, request.config, remote=True)
         return master_pb2.CreateSessionResponse(session_handle=handle,
                                                 graph_version=request.graph_def.version), ()
 
