@@ -268,8 +268,13 @@ class Master:
 
     def list_devices(self, session_handle=""):
         """The devices a session may use (all, without a handle): TensorFlow's ListDevices."""
-        filters = self.session(session_handle).device_filters if session_handle else ()
-        return self.devices(filters)
+        if not session_handle:
+            return self.devices()
+        session = self._sessions.get(session_handle)
+        if session is None:  # not AbortedError here, in TensorFlow's master
+            raise InvalidArgumentError(None, None, f"Session {session_handle} is not found. "
+                                       "Possibly, this master has restarted.")
+        return self.devices(session.device_filters)
 
     def _task_of(self, worker):
         """"/job:ps/replica:0/task:0": known without asking the task, which may be down."""
