@@ -46,6 +46,11 @@ def deadline_seconds(timeout_ms):
     return seconds if 0 < seconds <= _CENTURY_SECONDS else None
 
 
+def _deadline(timeout_ms):
+    seconds = deadline_seconds(timeout_ms)
+    return None if seconds is None else time.monotonic() + seconds
+
+
 TIMEOUT_MESSAGE = "Timed out waiting for notification"
 
 
@@ -63,8 +68,7 @@ class Step:
 
     def __init__(self, timeout_ms=0, feeds=None, stats=None, step_id=None):
         self.id = new_step_id() if step_id is None else step_id
-        seconds = deadline_seconds(timeout_ms)
-        self.deadline = None if seconds is None else time.monotonic() + seconds
+        self.deadline = _deadline(timeout_ms) if timeout_ms else None
         self.feeds = feeds or {}
         self.fetched = {}
         self.stats = stats
