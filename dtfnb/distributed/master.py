@@ -6,15 +6,25 @@ node not placed yet (the whole graph, as TensorFlow does), then, once per
 registers the partitions with the workers; later runs with that signature
 only execute. The master publishes each placement, and each step while someone
 watches, to its task's EventLog.
+
+Sessions of other processes are closed when idle for long, or when too many are
+open; sessions of this process are their client's to close.
 """
 
+import logging
 import random
 import sys
 import threading
 import time
 
 from dtfnb.base.device_spec import DeviceSpec
-from dtfnb.base.errors import AbortedError, CancelledError, InvalidArgumentError
+from dtfnb.base.errors import (
+    AbortedError,
+    CancelledError,
+    DeadlineExceededError,
+    InvalidArgumentError,
+    ResourceExhaustedError,
+)
 from dtfnb.protos import config_pb2, monitor_pb2
 from dtfnb.runtime import partition as partitioning
 from dtfnb.runtime.events import EventLog
@@ -22,6 +32,17 @@ from dtfnb.runtime.nodes import nodes_from_graph_def, parse_input
 from dtfnb.runtime.placer import place
 from dtfnb.runtime.stats import StepStatsCollector
 from dtfnb.runtime.step import Step
+
+log = logging.getLogger("dtfnb.distributed")
+
+# Sessions of other processes that one master keeps open: beyond, the least recently
+# used idle one is closed, so that a storm of CreateSession cannot exhaust the task.
+MAX_REMOTE_SESSIONS = 1024
+_GC_PERIOD_SECONDS = 10.0   # between looks for idle sessions, as TensorFlow's master
+_EVICTION_LOG_SECONDS = 60.0   # a storm of sessions is reported, not logged line by line
+# What an in-process session of a server says when its deadline passes (TensorFlow's
+# LocalMaster); a local session's (DirectSession's) is the step's own.
+_LOCAL_MASTER_TIMEOUT = "Operation timed out."
 
 
 class _Plan:
@@ -46,10 +67,19 @@ def _matches(spec, name, fields):
 
 
 class MasterSession:
-    def __init__(self, handle, master, config):
+    """`remote`: created by a client in another process. `default_timeout_ms`, and
+    `timeout_message` unless None, apply to steps whose options and config set no
+    deadline, and to what a step that runs out of time raises."""
+
+    def __init__(self, handle, master, config, remote=False, default_timeout_ms=0,
+                 timeout_message=None):
         self.handle = handle
+        self.remote = remote
+        self.last_used = time.monotonic()
         self._master = master
         self._config = config
+        self._default_timeout_ms = default_timeout_ms
+        self._timeout_message = timeout_message
         self._nodes = {}
         self._library = {}  # function name -> FunctionDef
         self._placement = {}
@@ -66,6 +96,7 @@ class MasterSession:
         return self._config.device_filters
 
     def extend(self, graph_def):
+        self.last_used = time.monotonic()
         with self._lock:
             for node in nodes_from_graph_def(graph_def, known=self._nodes):
                 self._nodes[node.name] = node
@@ -142,9 +173,10 @@ class MasterSession:
     def run(self, feeds, fetches, targets, options=None, run_metadata=None, started=None):
         """Runs one step: `feeds` maps tensor names to arrays; returns the fetched arrays.
         `started(step)`, if given, learns of the step before it runs (to abort it)."""
+        self.last_used = time.monotonic()
         plan = self._plan(tuple(feeds), tuple(fetches), tuple(targets))
         timeout = (options.timeout_in_ms if options is not None and options.timeout_in_ms
-                   else self._config.operation_timeout_in_ms)
+                   else self._config.operation_timeout_in_ms) or self._default_timeout_ms
         tracing = (run_metadata is not None and options is not None
                    and options.trace_level == config_pb2.RunOptions.FULL_TRACE)
         stats = StepStatsCollector() if tracing else None
@@ -162,8 +194,12 @@ class MasterSession:
                 raise step.error
         except Exception as err:
             error = err
-            raise
+            if (isinstance(err, DeadlineExceededError) and step.deadline is not None
+                    and self._timeout_message is not None):
+                error = DeadlineExceededError(None, None, self._timeout_message)
+            raise error from None
         finally:
+            self.last_used = time.monotonic()
             with self._steps_lock:
                 self._active_steps.discard(step)
             self._master.step_finished(self.handle, step, start, error)
@@ -174,6 +210,10 @@ class MasterSession:
                 graph = run_metadata.partition_graphs.add()
                 graph.node.extend(n.to_node_def(device) for n in nodes)
         return [_host(step.fetched[i]) for i in range(plan.num_fetches)]
+
+    def idle_since(self, moment):
+        """Whether the session has run nothing since `moment` (time.monotonic())."""
+        return not self._active_steps and self.last_used < moment
 
     def cancel_steps(self):
         """Aborts the steps still running, so that closing never waits on a blocked kernel,
@@ -197,15 +237,31 @@ class Master:
 
     `events`: the task's EventLog (default: a new one), also reachable as `master.events`,
     so that a notebook can watch a local session in-process.
+
+    `server_config`: the default_session_config of the server this master serves, None
+    for a local session's own master. As in TensorFlow, its operation_timeout_in_ms is the
+    default deadline of the sessions of this process (not of other processes), which then
+    time out with "Operation timed out.".
+
+    `session_gc_seconds`: a session of another process that has run nothing for longer
+    is closed, as TensorFlow's master does with its session_gc_seconds (0: never); its
+    client's next call gets AbortedError, on which a MonitoredSession makes a new one.
     """
 
-    def __init__(self, task_spec, workers, events=None):
+    def __init__(self, task_spec, workers, events=None, server_config=None,
+                 session_gc_seconds=0.0):
         self.task_spec = task_spec
         self._workers = workers
         self._sessions = {}
         self._lock = threading.Lock()
         self.events = events if events is not None else EventLog(task_spec.to_string())
         self.steps_run = 0
+        self._server_config = server_config
+        self._session_gc_seconds = session_gc_seconds
+        self._closing = threading.Event()
+        self._collector = None   # the thread that collects idle sessions, from the first
+        self._evicted = 0        # sessions closed to make room, since last logged
+        self._evictions_logged = -_EVICTION_LOG_SECONDS
 
     def devices(self, filters=()):
         """Every device of the cluster that matches one of `filters` (all when there are
@@ -224,8 +280,13 @@ class Master:
 
     def list_devices(self, session_handle=""):
         """The devices a session may use (all, without a handle): TensorFlow's ListDevices."""
-        filters = self.session(session_handle).device_filters if session_handle else ()
-        return self.devices(filters)
+        if not session_handle:
+            return self.devices()
+        session = self._sessions.get(session_handle)
+        if session is None:  # not AbortedError here, in TensorFlow's master
+            raise InvalidArgumentError(None, None, f"Session {session_handle} is not found. "
+                                       "Possibly, this master has restarted.")
+        return self.devices(session.device_filters)
 
     def _task_of(self, worker):
         """"/job:ps/replica:0/task:0": known without asking the task, which may be down."""
@@ -234,21 +295,70 @@ class Master:
     def local_device_names(self):
         return {name for worker in self._workers if not worker.remote for name in worker.devices}
 
-    def create_session(self, graph_def, config):
+    def create_session(self, graph_def, config, remote=False):
+        """A new session's handle; `remote`: its client is in another process."""
         # Random, as TensorFlow's: the workers of a cluster keep the state of sessions of
         # many masters (in other processes) by this handle.
         handle = f"{random.getrandbits(64):016x}"
-        session = MasterSession(handle, self, config)
+        if remote or self._server_config is None:
+            session = MasterSession(handle, self, config, remote)
+        else:
+            session = MasterSession(handle, self, config,
+                                    default_timeout_ms=self._server_config.operation_timeout_in_ms,
+                                    timeout_message=_LOCAL_MASTER_TIMEOUT)
         session.extend(graph_def)
         with self._lock:
+            evicted = self._make_room() if remote else None
             self._sessions[handle] = session
+            if remote and self._session_gc_seconds > 0 and self._collector is None:
+                self._collector = threading.Thread(
+                    target=self._collect_idle_sessions, daemon=True,
+                    name=f"dtfnb-session-gc-{self.task_spec.to_string()}")
+                self._collector.start()
+        if evicted is not None:
+            self._close(evicted)
         return handle
+
+    def _make_room(self):
+        """With the lock held: removes and returns the least recently used idle session of
+        another process if there are too many; raises if every one is running a step."""
+        remote = [s for s in self._sessions.values() if s.remote]
+        if len(remote) < MAX_REMOTE_SESSIONS:
+            return None
+        idle = [s for s in remote if not s._active_steps]
+        if not idle:
+            raise ResourceExhaustedError(None, None, f"This master has {len(remote)} sessions "
+                                         "of other processes open, each running a step: "
+                                         "close one first")
+        oldest = min(idle, key=lambda s: s.last_used)
+        self._evicted += 1
+        now = time.monotonic()
+        if now - self._evictions_logged >= _EVICTION_LOG_SECONDS:
+            log.warning("Closed %d idle sessions of other processes to open new ones (the "
+                        "least recently used, the last idle for %.0f seconds): this master "
+                        "keeps at most %d open", self._evicted, now - oldest.last_used,
+                        MAX_REMOTE_SESSIONS)
+            self._evicted, self._evictions_logged = 0, now
+        return self._sessions.pop(oldest.handle)
+
+    def _collect_idle_sessions(self):
+        period = min(_GC_PERIOD_SECONDS, self._session_gc_seconds / 2)
+        while not self._closing.wait(period):
+            cutoff = time.monotonic() - self._session_gc_seconds
+            with self._lock:
+                idle = [self._sessions.pop(handle) for handle, session
+                        in list(self._sessions.items())
+                        if session.remote and session.idle_since(cutoff)]
+            for session in idle:
+                log.warning("GC session %s after %s seconds.  Note that if you are starting "
+                            "multiple replicas on a staggered delay, session_gc_seconds may "
+                            "need to be raised.", session.handle, self._session_gc_seconds)
+                self._close(session)
 
     def session(self, handle):
         session = self._sessions.get(handle)
         if session is None:
-            raise AbortedError(None, None, f"Session {handle} is not found. Possibly, this "
-                               "master has restarted.")
+            raise AbortedError(None, None, f"Session {handle} is not found.")
         return session
 
     def extend_session(self, handle, graph_def):
@@ -321,24 +431,23 @@ class Master:
             raise step.error
 
     def close_session(self, handle):
-        if not self._drop_session(handle):
-            self.session(handle)  # raises AbortedError, as TensorFlow's master does
-
-    def _drop_session(self, handle):
         with self._lock:
             session = self._sessions.pop(handle, None)
         if session is None:
-            return False
+            raise AbortedError(None, None, f"Session {handle} is not found. Possibly, this "
+                               "master has restarted.")
+        self._close(session)
+
+    def _close(self, session):
         session.cancel_steps()
         for worker in self._workers:
-            worker.deregister_session(handle)
-        return True
+            worker.deregister_session(session.handle)
 
     def _drop_all_sessions(self):
         with self._lock:
-            handles = list(self._sessions)
-        for handle in handles:
-            self._drop_session(handle)
+            sessions, self._sessions = list(self._sessions.values()), {}
+        for session in sessions:
+            self._close(session)
 
     def reset(self, containers):
         """Frees the containers on every task and closes this master's sessions."""
@@ -348,6 +457,9 @@ class Master:
 
     def close(self):
         """Closes every session (cancelling their steps), the workers, then the event log."""
+        self._closing.set()
+        if self._collector is not None:
+            self._collector.join()
         self._drop_all_sessions()
         for worker in self._workers:
             worker.close()

@@ -8,6 +8,10 @@ TensorFlow's, a server can be stopped: `stop()` frees the port.
 Every task also serves its event stream (placements, steps, health): read
 `server.events` in this process, or `dtfnb.distributed.transport.monitor.watch(target)`
 from anywhere.
+
+A task closes the sessions of other processes that have run nothing for a day
+($DTFNB_SESSION_GC_SECONDS; 0: never) and keeps at most 1024 of them (MAX_REMOTE_SESSIONS)
+open, closing the least recently used idle one to open another.
 """
 
 import os
@@ -31,6 +35,10 @@ from dtfnb.runtime.events import EventLog
 _running = {}   # target -> Server, for sessions in this process (no gRPC hop needed)
 _running_lock = threading.Lock()
 _HEALTH_SECONDS = 1.0   # between health events, while someone watches
+# Sessions of other processes idle for longer are closed: those of clients that exited
+# without closing them. A day: no one leaves a notebook longer and expects it to run on.
+SESSION_GC_VARIABLE = "DTFNB_SESSION_GC_SECONDS"
+_SESSION_GC_SECONDS = 24 * 3600.0
 
 
 def running_server(target):
@@ -70,7 +78,8 @@ class Server:
                 device.shared_arrays = shm.block_pool().empty
         self.master = Master(DeviceSpec(self._job, 0, self._task),
                              [self._worker] + [self._peers.worker(t) for t in sorted(others)],
-                             self.events)
+                             self.events, server_config=config,
+                             session_gc_seconds=_session_gc_seconds())
         self._monitor = monitor.MonitorServicer(self.events)
         self._grpc = None
         self._health = None
@@ -200,6 +209,21 @@ def _server_def(server_or_cluster_def, job_name, task_index, protocol, config):
         server_def.default_session_config.CopyFrom(config)
     ClusterSpec(server_def.cluster).task_address(server_def.job_name, server_def.task_index)
     return server_def
+
+
+def _session_gc_seconds():
+    """$DTFNB_SESSION_GC_SECONDS (0: never), else a day."""
+    value = os.environ.get(SESSION_GC_VARIABLE)
+    if not value:
+        return _SESSION_GC_SECONDS
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        raise ValueError(f"{SESSION_GC_VARIABLE} must be a number of seconds (0: never "
+                         f"collect idle sessions), not {value!r}")
+    return seconds
 
 
 def _resident_bytes():

@@ -7,7 +7,12 @@ import numpy as np
 import threadpoolctl
 
 from dtfnb.base import dtypes
-from dtfnb.base.errors import AbortedError, CancelledError
+from dtfnb.base.errors import (
+    AbortedError,
+    AlreadyExistsError,
+    CancelledError,
+    InvalidArgumentError,
+)
 from dtfnb.runtime.executor import Executor, SessionState
 from dtfnb.runtime.functions import FunctionLibrary
 from dtfnb.runtime.rendezvous import RendezvousTable
@@ -58,12 +63,39 @@ class _Outbound:
             step.abort(err)
 
 
+class _Graph:
+    """A registered graph: its session, its partitions' executors, the tensors its steps
+    must feed, and the steps its master cleaned up before they started here."""
+
+    __slots__ = ("session", "executors", "options", "feeds", "cancelled")
+
+    # Cleanups that came after their step had ended here are never claimed: keep the last.
+    _CANCELLED_KEPT = 256
+
+    def __init__(self, session, executors, options, feeds):
+        self.session = session
+        self.executors = executors
+        self.options = options
+        self.feeds = feeds
+        self.cancelled = {}   # step id -> True, oldest first
+
+    def cancel_before_start(self, step_id):
+        self.cancelled[step_id] = True
+        if len(self.cancelled) > self._CANCELLED_KEPT:
+            del self.cancelled[next(iter(self.cancelled))]
+
+
 class Worker:
     """The worker service of one task; the gRPC servicer adapts the same methods.
 
     `peers`, given to a task of a cluster, carries tensors to other tasks
     (`peers.push(step_id, [(device, key, value)], options)`); steps then take their
     rendezvous from a table by step id, since a peer's tensor may arrive first.
+
+    Any peer may call a task, so a step's id and its graph's handle, both random and
+    known only to the step's master, are what make a call about a step the master's: a
+    RunGraph may not join a step already running here, and a cleanup stops a step only
+    if it names the graph that the step runs.
     """
 
     remote = False
@@ -97,31 +129,45 @@ class Worker:
         state.functions.add(library)
         executors = [Executor(nodes, self.devices[name], state)
                      for name, nodes in partitions.items()]
-        # Random, so that a handle from before a restart of this task is never valid again.
+        feeds = frozenset(node.attrs["tensor_name"] for nodes in partitions.values()
+                          for node in nodes if node.op == "_Feed")
+        # Random, so that a handle from before a restart of this task is never valid again,
+        # and so that only the master that registered the graph can name it.
         handle = f"graph-{secrets.token_hex(8)}"
         with self._lock:
-            self._graphs[handle] = (session_handle, executors, TransferOptions(config))
+            self._graphs[handle] = _Graph(session_handle, executors, TransferOptions(config),
+                                          feeds)
         return handle
 
     def run_graph(self, graph_handle, step, meanwhile=None):
         """Runs every partition of a registered graph for one step; raises its first error.
         `meanwhile()` runs once they have started (see Executor.run)."""
-        try:
-            _, executors, options = self._graphs[graph_handle]
-        except KeyError:
+        graph = self._graphs.get(graph_handle)
+        if graph is None:
             # TensorFlow's answer: AbortedError makes a MonitoredSession recreate its session.
             raise AbortedError(None, None, f"Graph handle is not found: {graph_handle}. "
-                               "Possibly, this worker just restarted.") from None
+                               "Possibly, this worker just restarted.")
         if self._rendezvous is None:
-            _run_executors(executors, step, meanwhile)
+            _run_executors(graph.executors, step, meanwhile)
             return
-        step.outbound = _Outbound(self, options)
+        missing = graph.feeds.difference(step.feeds)
+        if missing:
+            raise InvalidArgumentError(None, None, f"RunGraph of {graph_handle} has no value "
+                                       f"for the fed tensor {min(missing)}")
+        step.outbound = _Outbound(self, graph.options)
         with self._lock:
-            self._running[step.id] = step  # from here on, a cleanup aborts it
+            if graph.cancelled.pop(step.id, False):
+                self._rendezvous.finish(step.id)  # drops what peers sent for it
+                raise CancelledError(None, None, f"Step {step.id} was cleaned up before it "
+                                     "started on this task")
+            if step.id in self._running:  # shares no rendezvous with another master's step
+                raise AlreadyExistsError(None, None, f"Step {step.id} is already running on "
+                                         "this task")
+            self._running[step.id] = (graph_handle, step)  # from here on, a cleanup aborts it
             self.graphs_run += 1
         try:
             step.rendezvous = self._rendezvous.start(step.id)
-            _run_executors(executors, step, meanwhile)
+            _run_executors(graph.executors, step, meanwhile)
             if not step.succeed():  # cleaned up as it ended: what it dequeued went back
                 raise step.error
         finally:
@@ -140,18 +186,25 @@ class Worker:
         """A tensor another task sent to one of this task's devices."""
         self._rendezvous.deliver(step_id, key, value)
 
-    def cleanup_step(self, step_id, error):
-        """Aborts what still runs of a step here (its master saw it fail) and drops its tensors."""
+    def cleanup_step(self, step_id, graph_handle, error):
+        """Its master saw the step fail: aborts what runs of it here, or, before it starts,
+        makes the start fail. A cleanup that names another graph than the step's is a
+        peer's forgery: it changes nothing."""
         with self._lock:
-            step = self._running.get(step_id)
-        if step is not None:
+            running = self._running.get(step_id)
+            if running is None:
+                graph = self._graphs.get(graph_handle)
+                if graph is not None:
+                    graph.cancel_before_start(step_id)
+                return
+        handle, step = running
+        if handle == graph_handle:
             step.abort(error)
-        self._rendezvous.finish(step_id)
 
     def deregister_session(self, session_handle):
         with self._lock:
             self._sessions.pop(session_handle, None)
-            for handle in [h for h, (s, _, _) in self._graphs.items() if s == session_handle]:
+            for handle in [h for h, g in self._graphs.items() if g.session == session_handle]:
                 del self._graphs[handle]
 
     def reset(self, containers):
@@ -165,7 +218,7 @@ class Worker:
         with self._lock:
             self._graphs.clear()
             self._sessions.clear()
-            running = list(self._running.values())
+            running = [step for _, step in self._running.values()]
         for step in running:
             step.abort(CancelledError(None, None, "The task is stopping."))
         for device in self.devices.values():

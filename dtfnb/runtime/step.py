@@ -1,25 +1,55 @@
 """A running step: deadline, cancellation, the first error, and its rendezvous."""
 
-import itertools
 import os
-import random
 import threading
 import time
 
 from dtfnb.base.errors import CancelledError, DeadlineExceededError
 from dtfnb.runtime.rendezvous import Rendezvous
 
+# Step ids name a step on every task it touches, and a task trusts a tensor or a cleanup
+# for a step only as far as its id is secret (a peer that knew it could feed or cancel
+# that step): each is drawn from the OS's CSPRNG, eight bytes at a time from a buffer,
+# which costs a tenth of a call to os.urandom per step. The buffer is dropped in a forked
+# child (task processes may be forked from one that drew some), lest both draw alike.
+_ID_BATCH_BYTES = 4096
+_random_ids = iter(())
 
-# Step ids name a step on every task it touches, so masters in different processes
-# must not collide: each starts counting at a random point of a 62-bit space, drawn
-# anew in a forked child (task processes may be forked from one that imported this).
-def _draw_step_ids():
-    global _step_ids
-    _step_ids = itertools.count(random.getrandbits(62))
+
+def _drop_random_ids():
+    global _random_ids
+    _random_ids = iter(())
 
 
-_draw_step_ids()
-os.register_at_fork(after_in_child=_draw_step_ids)
+def new_step_id():
+    """A random, positive int64: unguessable, and unique among the steps of a cluster."""
+    global _random_ids
+    value = next(_random_ids, None)
+    if value is None:  # two threads may both refill: each still gets a fresh draw
+        _random_ids = iter(memoryview(os.urandom(_ID_BATCH_BYTES)).cast("Q"))
+        value = next(_random_ids)
+    return value >> 1
+
+
+os.register_at_fork(after_in_child=_drop_random_ids)
+
+
+# Longer limits are none: threads and gRPC cannot wait for centuries (they overflow).
+_CENTURY_SECONDS = 100 * 365 * 86400
+
+
+def deadline_seconds(timeout_ms):
+    """A run's time limit in seconds from its `timeout_in_ms`, or None for none. As in
+    TensorFlow, zero or less means none, and so does one beyond a century
+    (RunOptions(timeout_in_ms=2**62) waits forever there too)."""
+    seconds = timeout_ms / 1000
+    return seconds if 0 < seconds <= _CENTURY_SECONDS else None
+
+
+def _deadline(timeout_ms):
+    seconds = deadline_seconds(timeout_ms)
+    return None if seconds is None else time.monotonic() + seconds
+
 
 TIMEOUT_MESSAGE = "Timed out waiting for notification"
 
@@ -44,8 +74,8 @@ class Step:
                  "outbound", "copy_fetches", "_lock", "_callbacks", "_succeeded")
 
     def __init__(self, timeout_ms=0, feeds=None, stats=None, step_id=None):
-        self.id = next(_step_ids) if step_id is None else step_id
-        self.deadline = time.monotonic() + timeout_ms / 1000 if timeout_ms > 0 else None
+        self.id = new_step_id() if step_id is None else step_id
+        self.deadline = _deadline(timeout_ms) if timeout_ms else None
         self.feeds = feeds or {}
         self.fetched = {}
         self.stats = stats

@@ -13,7 +13,7 @@ from dtfnb.base.errors import CancelledError, DeadlineExceededError, OpError, Un
 from dtfnb.distributed.transport import local, rpc, shm, streams, wire
 from dtfnb.distributed.worker import TransferOptions
 from dtfnb.protos import graph_pb2, master_pb2, worker_pb2
-from dtfnb.runtime.step import GRACE_SECONDS
+from dtfnb.runtime.step import GRACE_SECONDS, deadline_seconds
 
 log = logging.getLogger("dtfnb.distributed")
 
@@ -148,9 +148,10 @@ class RemoteWorker(_Connection):
         """Starts the graph's RunGraph for `step`; returns the call, to `wait()` on."""
         return _GraphCall(self, graph_handle, step, watched)
 
-    def cleanup(self, step_id, error):
-        """Tells the task that a step failed elsewhere (no reply awaited)."""
-        request = worker_pb2.CleanupGraphRequest(step_id=step_id, error_code=error.error_code,
+    def cleanup(self, step_id, graph_handle, error):
+        """Tells the task that a step of the graph failed elsewhere (no reply awaited)."""
+        request = worker_pb2.CleanupGraphRequest(step_id=step_id, graph_handle=graph_handle,
+                                                 error_code=error.error_code,
                                                  error_message=error.message)
         try:
             self.channel.start("CleanupGraph", wire.frame(request))
@@ -197,6 +198,7 @@ class _GraphCall:
 
     def __init__(self, worker, graph_handle, step, watched):
         self._worker = worker
+        self._graph_handle = graph_handle
         self._step = step
         feeds, options = worker._graphs[graph_handle]
         shared = worker.shared_memory(options)
@@ -254,7 +256,7 @@ class _GraphCall:
         """The step failed elsewhere: stop this task's part of it, and stop waiting."""
         if self._handled.is_set():
             return
-        self._worker.cleanup(self._step.id, self._step.error)
+        self._worker.cleanup(self._step.id, self._graph_handle, self._step.error)
         if self._call is not None:
             self._call.cancel()
 
@@ -390,12 +392,12 @@ class RemoteMaster(_Connection):
         out = wire.Outgoing(shared=shared)
         for name, value in feeds.items():
             out.add(request.feed.add(), name, value)
-        timeout_ms = (options.timeout_in_ms if options is not None and options.timeout_in_ms
-                      else config.operation_timeout_in_ms)
+        limit = deadline_seconds(options.timeout_in_ms if options is not None
+                                 and options.timeout_in_ms else config.operation_timeout_in_ms)
         response, payload = self._call(
             "RunStep", request, master_pb2.RunStepResponse, out.payloads,
             # the master's own backstop for its tasks comes first
-            timeout=timeout_ms / 1000 + 2 * GRACE_SECONDS if timeout_ms > 0 else None)
+            timeout=None if limit is None else limit + 2 * GRACE_SECONDS)
         shm.block_pool().give_back(response.released)
         incoming = wire.Incoming(payload, writable=True, reply=True)
         values = [_fetched(incoming.value(tensor)) for tensor in response.tensor]

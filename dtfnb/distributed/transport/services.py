@@ -91,7 +91,7 @@ class WorkerServicer:
     def CleanupGraph(self, request, payload, context):
         error = from_code(request.error_code, request.error_message) if request.error_code \
             else CancelledError(None, None, "Step was cleaned up")
-        self._worker.cleanup_step(request.step_id, error)
+        self._worker.cleanup_step(request.step_id, request.graph_handle, error)
         return worker_pb2.CleanupGraphResponse(), ()
 
     def CleanupAll(self, request, payload, context):
@@ -165,7 +165,7 @@ class MasterServicer:
         self._tickets = tickets
 
     def CreateSession(self, request, payload, context):
-        handle = self._master.create_session(request.graph_def, request.config)
+        handle = self._master.create_session(request.graph_def, request.config, remote=True)
         return master_pb2.CreateSessionResponse(session_handle=handle,
                                                 graph_version=request.graph_def.version), ()
 
