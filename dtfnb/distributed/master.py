@@ -222,8 +222,8 @@ class MasterSession:
             self._closed = True
             steps = list(self._active_steps)
         for step in steps:
-            step.abort(CancelledError(None, None, "Step was cancelled by an explicit call to "
-                                      "`Session::Close()`."))
+            step.cancel(CancelledError(None, None, "Step was cancelled by an explicit call to "
+                                       "`Session::Close()`."))
 
 
 def _host(value):

@@ -71,7 +71,7 @@ class Step:
     """
 
     __slots__ = ("id", "deadline", "feeds", "fetched", "stats", "error", "_rendezvous",
-                 "outbound", "copy_fetches", "_lock", "_callbacks", "_succeeded")
+                 "outbound", "copy_fetches", "_lock", "_callbacks", "_succeeded", "cancelling")
 
     def __init__(self, timeout_ms=0, feeds=None, stats=None, step_id=None):
         self.id = new_step_id() if step_id is None else step_id
@@ -87,6 +87,7 @@ class Step:
         self._lock = threading.Lock()
         self._callbacks = {}
         self._succeeded = False
+        self.cancelling = None  # the error a cancel request (see `cancel`) would end it with
 
     # -- cancellation ------------------------------------------------------------------
 
@@ -96,7 +97,22 @@ class Step:
             if self.error is not None or self._succeeded:
                 return
             self.error = error
-            callbacks = list(self._callbacks.values())
+            callbacks = [callback for callback, _ in self._callbacks.values()]
+        for callback in callbacks:
+            callback()
+
+    def cancel(self, error):
+        """Asks the step to stop (its session is closing) and leaves the verdict to its
+        parts: a kernel still waiting gives up, failing the step with `error`, and other
+        tasks are told; a kernel that is done stays done, so a step whose parts all end
+        well succeeds, and what its dequeues took reaches the caller. Aborting at once
+        instead would drop what another task had just dequeued for it."""
+        with self._lock:
+            if self.error is not None or self._succeeded or self.cancelling is not None:
+                return
+            self.cancelling = error
+            callbacks = [callback for callback, on_cancel in self._callbacks.values()
+                         if on_cancel]
         for callback in callbacks:
             callback()
 
@@ -109,12 +125,13 @@ class Step:
                 self._callbacks.clear()
             return self._succeeded
 
-    def on_abort(self, callback):
-        """Registers `callback` to run on abort; returns a token for `remove_on_abort`."""
+    def on_abort(self, callback, on_cancel=False):
+        """Registers `callback` to run on abort (and, with `on_cancel`, on a cancel
+        request too); returns a token for `remove_on_abort`."""
         token = object()
         with self._lock:
-            if self.error is None:
-                self._callbacks[token] = callback
+            if self.error is None and not (on_cancel and self.cancelling is not None):
+                self._callbacks[token] = (callback, on_cancel)
                 return token
         callback()
         return token
@@ -134,11 +151,13 @@ class Step:
         step ran out of time, whichever kernel was waiting then (it fails as cancelled)."""
         self.abort(DeadlineExceededError(None, None, TIMEOUT_MESSAGE))
 
-    def check(self, grace=0.0):
+    def check(self, grace=0.0, cancellable=True):
         """Raises CancelledError if the step was aborted, or has expired at its deadline
-        (+ `grace`)."""
+        (+ `grace`), or (`cancellable`) was asked to stop."""
         if self.error is None and self.deadline is not None and self.remaining(grace) == 0:
             self.expire()
+        if cancellable and self.cancelling is not None:
+            self.abort(self.cancelling)
         if self.error is not None:
             raise CancelledError(None, None, "Step was cancelled")
 
@@ -148,11 +167,13 @@ class Step:
         gives up GRACE_SECONDS after it."""
         if ready():
             return
+        # A backstop wait ends with what it waits for, even when the step is asked to
+        # stop: that part decides.
         grace = GRACE_SECONDS if backstop else 0.0
-        token = self.on_abort(lambda: _notify(cond))
+        token = self.on_abort(lambda: _notify(cond), on_cancel=not backstop)
         try:
             while not ready():
-                self.check(grace)
+                self.check(grace, cancellable=not backstop)
                 cond.wait(self.remaining(grace))
         finally:
             self.remove_on_abort(token)

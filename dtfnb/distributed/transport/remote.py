@@ -219,6 +219,7 @@ class _GraphCall:
         self._handled = threading.Event()
         self._incoming = None
         self._call = None
+        self._patience = None
         if watched:
             try:
                 self._call = worker.channel.start("RunGraph", self._request, self._reply)
@@ -226,7 +227,7 @@ class _GraphCall:
                 step.abort(err)
                 self._handled.set()
         # After the start: a step that failed already cancels the call it just made.
-        self._token = step.on_abort(self._abandon)
+        self._token = step.on_abort(self._stop, on_cancel=True)
 
     def _reply(self, result):
         try:
@@ -252,12 +253,19 @@ class _GraphCall:
         except Exception as err:  # a malformed reply fails the step, never the caller
             step.abort(err)
 
-    def _abandon(self):
-        """The step failed elsewhere: stop this task's part of it, and stop waiting."""
+    def _stop(self):
+        """The step failed elsewhere: stop this task's part of it, and stop waiting. Or it
+        is asked to stop (see Step.cancel): the task is told, and its answer, which may
+        carry what it dequeued, is awaited for GRACE_SECONDS more."""
         if self._handled.is_set():
             return
-        self._worker.cleanup(self._step.id, self._graph_handle, self._step.error)
-        if self._call is not None:
+        step = self._step
+        self._worker.cleanup(step.id, self._graph_handle, step.error or step.cancelling)
+        if step.error is None:
+            self._patience = threading.Timer(GRACE_SECONDS, step.abort, [step.cancelling])
+            self._patience.daemon = True
+            self._patience.start()
+        elif self._call is not None:
             self._call.cancel()
 
     def wait(self):
@@ -272,6 +280,8 @@ class _GraphCall:
                 self._step.expire()  # abandoning cancels the call: it ends at once
                 self._handled.wait()
         self._step.remove_on_abort(self._token)
+        if self._patience is not None:
+            self._patience.cancel()
         if self._incoming is not None and self._incoming.streams and self._step.error is None:
             # here, not in the reply's callback: that thread must not wait on gRPC
             try:
