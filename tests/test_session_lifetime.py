@@ -226,6 +226,20 @@ def test_a_register_graph_storm_leaves_memory_flat_and_a_busy_graph_working(ps_a
     assert 2 * 2048 >= worker.MAX_REMOTE_GRAPHS  # the bound was reached by then
 
 
+def test_a_master_forgets_the_graphs_of_the_sessions_it_closed(servers):
+    """A master kept what it knew of each graph it registered on another task (its
+    feeds, its transfer options) after the session closed: a leak per session."""
+    spec = cluster_dict(ps=1, worker=1)
+    servers(spec, "ps", 0)
+    task = servers(spec, "worker", 0)
+    with tf.device("/job:ps/task:0"):
+        a = tf.constant(1.0) + 1.0
+    for _ in range(3):
+        with tf.Session(task.target) as sess:
+            assert sess.run(a) == 2.0
+    assert task._peers.worker("/job:ps/replica:0/task:0")._graphs == {}
+
+
 # A server's default deadline.
 
 def test_a_servers_operation_timeout_is_the_default_of_its_in_process_sessions(servers):
