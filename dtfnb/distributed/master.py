@@ -11,7 +11,6 @@ Sessions of other processes are closed when idle for long, or when too many are
 open; sessions of this process are their client's to close.
 """
 
-import logging
 import random
 import sys
 import threading
@@ -23,8 +22,8 @@ from dtfnb.base.errors import (
     CancelledError,
     DeadlineExceededError,
     InvalidArgumentError,
-    ResourceExhaustedError,
 )
+from dtfnb.distributed.collector import IdleCollector
 from dtfnb.protos import config_pb2, monitor_pb2
 from dtfnb.runtime import partition as partitioning
 from dtfnb.runtime.events import EventLog
@@ -33,13 +32,9 @@ from dtfnb.runtime.placer import place
 from dtfnb.runtime.stats import StepStatsCollector
 from dtfnb.runtime.step import Step
 
-log = logging.getLogger("dtfnb.distributed")
-
 # Sessions of other processes that one master keeps open: beyond, the least recently
-# used idle one is closed, so that a storm of CreateSession cannot exhaust the task.
+# used idle ones are closed, so that a storm of CreateSession cannot exhaust the task.
 MAX_REMOTE_SESSIONS = 1024
-_GC_PERIOD_SECONDS = 10.0   # between looks for idle sessions, as TensorFlow's master
-_EVICTION_LOG_SECONDS = 60.0   # a storm of sessions is reported, not logged line by line
 # What an in-process session of a server says when its deadline passes (TensorFlow's
 # LocalMaster); a local session's (DirectSession's) is the step's own.
 _LOCAL_MASTER_TIMEOUT = "Operation timed out."
@@ -211,9 +206,10 @@ class MasterSession:
                 graph.node.extend(n.to_node_def(device) for n in nodes)
         return [_host(step.fetched[i]) for i in range(plan.num_fetches)]
 
-    def idle_since(self, moment):
-        """Whether the session has run nothing since `moment` (time.monotonic())."""
-        return not self._active_steps and self.last_used < moment
+    @property
+    def busy(self):
+        """Whether a step of the session is running."""
+        return bool(self._active_steps)
 
     def cancel_steps(self):
         """Aborts the steps still running, so that closing never waits on a blocked kernel,
@@ -257,11 +253,9 @@ class Master:
         self.events = events if events is not None else EventLog(task_spec.to_string())
         self.steps_run = 0
         self._server_config = server_config
-        self._session_gc_seconds = session_gc_seconds
-        self._closing = threading.Event()
-        self._collector = None   # the thread that collects idle sessions, from the first
-        self._evicted = 0        # sessions closed to make room, since last logged
-        self._evictions_logged = -_EVICTION_LOG_SECONDS
+        self._collector = IdleCollector(self._sessions, self._lock, session_gc_seconds,
+                                        MAX_REMOTE_SESSIONS, "session",
+                                        "sessions of other processes", "master", self._close)
 
     def devices(self, filters=()):
         """Every device of the cluster that matches one of `filters` (all when there are
@@ -307,53 +301,8 @@ class Master:
                                     default_timeout_ms=self._server_config.operation_timeout_in_ms,
                                     timeout_message=_LOCAL_MASTER_TIMEOUT)
         session.extend(graph_def)
-        with self._lock:
-            evicted = self._make_room() if remote else None
-            self._sessions[handle] = session
-            if remote and self._session_gc_seconds > 0 and self._collector is None:
-                self._collector = threading.Thread(
-                    target=self._collect_idle_sessions, daemon=True,
-                    name=f"dtfnb-session-gc-{self.task_spec.to_string()}")
-                self._collector.start()
-        if evicted is not None:
-            self._close(evicted)
+        self._collector.add(handle, session)
         return handle
-
-    def _make_room(self):
-        """With the lock held: removes and returns the least recently used idle session of
-        another process if there are too many; raises if every one is running a step."""
-        remote = [s for s in self._sessions.values() if s.remote]
-        if len(remote) < MAX_REMOTE_SESSIONS:
-            return None
-        idle = [s for s in remote if not s._active_steps]
-        if not idle:
-            raise ResourceExhaustedError(None, None, f"This master has {len(remote)} sessions "
-                                         "of other processes open, each running a step: "
-                                         "close one first")
-        oldest = min(idle, key=lambda s: s.last_used)
-        self._evicted += 1
-        now = time.monotonic()
-        if now - self._evictions_logged >= _EVICTION_LOG_SECONDS:
-            log.warning("Closed %d idle sessions of other processes to open new ones (the "
-                        "least recently used, the last idle for %.0f seconds): this master "
-                        "keeps at most %d open", self._evicted, now - oldest.last_used,
-                        MAX_REMOTE_SESSIONS)
-            self._evicted, self._evictions_logged = 0, now
-        return self._sessions.pop(oldest.handle)
-
-    def _collect_idle_sessions(self):
-        period = min(_GC_PERIOD_SECONDS, self._session_gc_seconds / 2)
-        while not self._closing.wait(period):
-            cutoff = time.monotonic() - self._session_gc_seconds
-            with self._lock:
-                idle = [self._sessions.pop(handle) for handle, session
-                        in list(self._sessions.items())
-                        if session.remote and session.idle_since(cutoff)]
-            for session in idle:
-                log.warning("GC session %s after %s seconds.  Note that if you are starting "
-                            "multiple replicas on a staggered delay, session_gc_seconds may "
-                            "need to be raised.", session.handle, self._session_gc_seconds)
-                self._close(session)
 
     def session(self, handle):
         session = self._sessions.get(handle)
@@ -445,7 +394,8 @@ class Master:
 
     def _drop_all_sessions(self):
         with self._lock:
-            sessions, self._sessions = list(self._sessions.values()), {}
+            sessions = list(self._sessions.values())
+            self._sessions.clear()
         for session in sessions:
             self._close(session)
 
@@ -457,9 +407,7 @@ class Master:
 
     def close(self):
         """Closes every session (cancelling their steps), the workers, then the event log."""
-        self._closing.set()
-        if self._collector is not None:
-            self._collector.join()
+        self._collector.stop()
         self._drop_all_sessions()
         for worker in self._workers:
             worker.close()

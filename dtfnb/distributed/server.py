@@ -11,7 +11,9 @@ from anywhere.
 
 A task closes the sessions of other processes that have run nothing for a day
 ($DTFNB_SESSION_GC_SECONDS; 0: never) and keeps at most 1024 of them (MAX_REMOTE_SESSIONS)
-open, closing the least recently used idle one to open another.
+open, closing the least recently used idle ones to open more. Its worker does the same
+with the graphs that masters of other tasks register on it (at most 4096,
+MAX_REMOTE_GRAPHS).
 """
 
 import os
@@ -70,16 +72,17 @@ class Server:
         self._security = rpc.Security()
         self._peers = Peers(others, self._security)
         self.events = EventLog(task_name(self._job, self._task))
+        gc_seconds = _session_gc_seconds()
         self._worker = Worker(create_devices(config, self._job, self._task, blas_threads,
                                              self.events, cores),
-                              blas_threads, peers=self._peers)
+                              blas_threads, peers=self._peers, graph_gc_seconds=gc_seconds)
         for device in self._worker.devices.values():
             if device.xp is np:
                 device.shared_arrays = shm.block_pool().empty
         self.master = Master(DeviceSpec(self._job, 0, self._task),
                              [self._worker] + [self._peers.worker(t) for t in sorted(others)],
                              self.events, server_config=config,
-                             session_gc_seconds=_session_gc_seconds())
+                             session_gc_seconds=gc_seconds)
         self._monitor = monitor.MonitorServicer(self.events)
         self._grpc = None
         self._health = None

@@ -2,6 +2,8 @@
 
 import secrets
 import threading
+import time
+import weakref
 
 import numpy as np
 import threadpoolctl
@@ -13,11 +15,16 @@ from dtfnb.base.errors import (
     CancelledError,
     InvalidArgumentError,
 )
+from dtfnb.distributed.collector import IdleCollector
 from dtfnb.runtime.executor import Executor, SessionState
 from dtfnb.runtime.functions import FunctionLibrary
 from dtfnb.runtime.rendezvous import RendezvousTable
 
 _FLOAT32 = np.dtype(np.float32)
+# Graphs that masters of other tasks keep registered on one worker: beyond, the least
+# recently used idle ones are dropped, so that a storm of RegisterGraph cannot exhaust the
+# task. A session registers one per signature it runs, so this is far above real use.
+MAX_REMOTE_GRAPHS = 4096
 
 
 class TransferOptions:
@@ -65,19 +72,29 @@ class _Outbound:
 
 class _Graph:
     """A registered graph: its session, its partitions' executors, the tensors its steps
-    must feed, and the steps its master cleaned up before they started here."""
+    must feed, and the steps its master cleaned up before they started here; `remote`:
+    registered by the master of another task; `steps`: how many of its steps run here."""
 
-    __slots__ = ("session", "executors", "options", "feeds", "cancelled")
+    __slots__ = ("session", "executors", "options", "feeds", "cancelled", "remote",
+                 "last_used", "steps")
 
     # Cleanups that came after their step had ended here are never claimed: keep the last.
     _CANCELLED_KEPT = 256
 
-    def __init__(self, session, executors, options, feeds):
+    def __init__(self, session, executors, options, feeds, remote):
         self.session = session
         self.executors = executors
         self.options = options
         self.feeds = feeds
         self.cancelled = {}   # step id -> True, oldest first
+        self.remote = remote
+        self.last_used = time.monotonic()
+        self.steps = 0
+
+    @property
+    def busy(self):
+        """Whether a step of the graph is running here."""
+        return self.steps > 0
 
     def cancel_before_start(self, step_id):
         self.cancelled[step_id] = True
@@ -96,18 +113,28 @@ class Worker:
     known only to the step's master, are what make a call about a step the master's: a
     RunGraph may not join a step already running here, and a cleanup stops a step only
     if it names the graph that the step runs.
+
+    A graph of another task's master that has run nothing for `graph_gc_seconds` (0:
+    never) is dropped, as are the least recently used idle ones beyond MAX_REMOTE_GRAPHS:
+    the master may have ended without deregistering it. Its next RunGraph is then
+    AbortedError, on which a MonitoredSession makes a new session. Graphs of this task's
+    own master are that master's to deregister.
     """
 
     remote = False
 
-    def __init__(self, devices, blas_threads, peers=None):
+    def __init__(self, devices, blas_threads, peers=None, graph_gc_seconds=0.0):
         self.devices = {d.name: d for d in devices}
         self._graphs = {}
-        self._sessions = {}
+        # A session's state lives as long as one of its graphs (or steps) holds it.
+        self._sessions = weakref.WeakValueDictionary()
         self._peers = peers
         self._rendezvous = RendezvousTable() if peers is not None else None
         self._running = {}
         self._lock = threading.Lock()
+        self._collector = IdleCollector(self._graphs, self._lock, graph_gc_seconds,
+                                        MAX_REMOTE_GRAPHS, "graph", "graphs of other tasks",
+                                        "worker")
         self.graphs_run = 0    # steps run here (HealthEvent)
         self.bytes_sent = 0    # tensor bytes pushed to other tasks, as on the wire
         self._sent_lock = threading.Lock()
@@ -118,14 +145,16 @@ class Worker:
     def list_devices(self):
         return list(self.devices.values())
 
-    def register_graph(self, session_handle, partitions, config=None, library=()):
+    def register_graph(self, session_handle, partitions, config=None, library=(),
+                       remote=False):
         """`partitions` maps a device name of this task to its runtime Nodes; `library`
-        holds the FunctionDefs their nodes may call."""
+        holds the FunctionDefs their nodes may call; `remote`: from another task's
+        master."""
         with self._lock:
             state = self._sessions.get(session_handle)
             if state is None:
-                state = self._sessions[session_handle] = SessionState(session_handle,
-                                                                      FunctionLibrary())
+                state = SessionState(session_handle, FunctionLibrary())
+                self._sessions[session_handle] = state
         state.functions.add(library)
         executors = [Executor(nodes, self.devices[name], state)
                      for name, nodes in partitions.items()]
@@ -134,28 +163,22 @@ class Worker:
         # Random, so that a handle from before a restart of this task is never valid again,
         # and so that only the master that registered the graph can name it.
         handle = f"graph-{secrets.token_hex(8)}"
-        with self._lock:
-            self._graphs[handle] = _Graph(session_handle, executors, TransferOptions(config),
-                                          feeds)
+        self._collector.add(handle, _Graph(session_handle, executors, TransferOptions(config),
+                                           feeds, remote))
         return handle
 
     def run_graph(self, graph_handle, step, meanwhile=None):
         """Runs every partition of a registered graph for one step; raises its first error.
         `meanwhile()` runs once they have started (see Executor.run)."""
-        graph = self._graphs.get(graph_handle)
-        if graph is None:
-            # TensorFlow's answer: AbortedError makes a MonitoredSession recreate its session.
-            raise AbortedError(None, None, f"Graph handle is not found: {graph_handle}. "
-                               "Possibly, this worker just restarted.")
         if self._rendezvous is None:
-            _run_executors(graph.executors, step, meanwhile)
+            _run_executors(self._graph(graph_handle).executors, step, meanwhile)
             return
-        missing = graph.feeds.difference(step.feeds)
-        if missing:
-            raise InvalidArgumentError(None, None, f"RunGraph of {graph_handle} has no value "
-                                       f"for the fed tensor {min(missing)}")
-        step.outbound = _Outbound(self, graph.options)
-        with self._lock:
+        with self._lock:  # from the lookup on, the graph is not collected
+            graph = self._graph(graph_handle)
+            missing = graph.feeds.difference(step.feeds)
+            if missing:
+                raise InvalidArgumentError(None, None, f"RunGraph of {graph_handle} has no "
+                                           f"value for the fed tensor {min(missing)}")
             if graph.cancelled.pop(step.id, False):
                 self._rendezvous.finish(step.id)  # drops what peers sent for it
                 raise CancelledError(None, None, f"Step {step.id} was cleaned up before it "
@@ -164,7 +187,9 @@ class Worker:
                 raise AlreadyExistsError(None, None, f"Step {step.id} is already running on "
                                          "this task")
             self._running[step.id] = (graph_handle, step)  # from here on, a cleanup aborts it
+            graph.steps += 1
             self.graphs_run += 1
+        step.outbound = _Outbound(self, graph.options)
         try:
             step.rendezvous = self._rendezvous.start(step.id)
             _run_executors(graph.executors, step, meanwhile)
@@ -173,7 +198,17 @@ class Worker:
         finally:
             with self._lock:
                 self._running.pop(step.id, None)
+                graph.steps -= 1
+                graph.last_used = time.monotonic()
             self._rendezvous.finish(step.id)
+
+    def _graph(self, handle):
+        graph = self._graphs.get(handle)
+        if graph is None:
+            # TensorFlow's answer: AbortedError makes a MonitoredSession recreate its session.
+            raise AbortedError(None, None, f"Graph handle is not found: {handle}. "
+                               "Possibly, this worker just restarted.")
+        return graph
 
     def push(self, step_id, tensors, options):
         """Sends [(device, key, value)] of a step to the tasks of those devices."""
@@ -203,7 +238,6 @@ class Worker:
 
     def deregister_session(self, session_handle):
         with self._lock:
-            self._sessions.pop(session_handle, None)
             for handle in [h for h, g in self._graphs.items() if g.session == session_handle]:
                 del self._graphs[handle]
 
@@ -215,9 +249,9 @@ class Worker:
     def close(self):
         """Aborts the steps still running here (another task's master may never end them),
         then frees the graphs and the devices' threads."""
+        self._collector.stop()
         with self._lock:
             self._graphs.clear()
-            self._sessions.clear()
             running = [step for _, step in self._running.values()]
         for step in running:
             step.abort(CancelledError(None, None, "The task is stopping."))

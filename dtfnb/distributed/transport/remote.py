@@ -118,7 +118,7 @@ class RemoteWorker(_Connection):
         super().__init__(address, security, f"{task} at {address}")
         self.task = task
         self._devices = None
-        self._graphs = {}   # graph handle -> (fed tensor names, TransferOptions)
+        self._graphs = {}   # graph handle -> (session handle, fed tensor names, TransferOptions)
         self._stream = None
         self._lock = threading.Lock()
 
@@ -141,7 +141,7 @@ class RemoteWorker(_Connection):
         request = worker_pb2.RegisterGraphRequest(session_handle=session_handle,
                                                   graph_def=graph_def, config=config)
         response, _ = self._call("RegisterGraph", request, worker_pb2.RegisterGraphResponse)
-        self._graphs[response.graph_handle] = (feeds, TransferOptions(config))
+        self._graphs[response.graph_handle] = (session_handle, feeds, TransferOptions(config))
         return response.graph_handle
 
     def start_graph(self, graph_handle, step, watched=True):
@@ -159,6 +159,9 @@ class RemoteWorker(_Connection):
             pass
 
     def deregister_session(self, session_handle):
+        for handle, (session, _, _) in list(self._graphs.items()):
+            if session == session_handle:
+                self._graphs.pop(handle, None)
         request = worker_pb2.DeregisterGraphRequest(session_handle=session_handle)
         try:
             self._call("DeregisterGraph", request, worker_pb2.DeregisterGraphResponse,
@@ -200,7 +203,7 @@ class _GraphCall:
         self._worker = worker
         self._graph_handle = graph_handle
         self._step = step
-        feeds, options = worker._graphs[graph_handle]
+        _, feeds, options = worker._graphs[graph_handle]
         shared = worker.shared_memory(options)
         request = worker_pb2.RunGraphRequest(
             graph_handle=graph_handle, step_id=step.id, trace=step.stats is not None,

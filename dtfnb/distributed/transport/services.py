@@ -55,7 +55,7 @@ class WorkerServicer:
                                            "task")
             partitions.setdefault(node.requested_device, []).append(node)
         handle = self._worker.register_graph(request.session_handle, partitions, request.config,
-                                             request.graph_def.library)
+                                             request.graph_def.library, remote=True)
         return worker_pb2.RegisterGraphResponse(graph_handle=handle), ()
 
     def DeregisterGraph(self, request, payload, context):
