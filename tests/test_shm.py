@@ -36,7 +36,8 @@ for line in sys.stdin:
         reply["can_map"] = shm.can_map(wire_pb2.PeerInfo.FromString(bytes.fromhex(msg["peer"])))
     if "shared" in msg:
         shared = wire_pb2.SharedSlice.FromString(bytes.fromhex(msg["shared"]))
-        array = shm.mappings().view(shared, np.dtype(msg["dtype"]), msg["shape"], released.append)
+        array = shm.mappings().view(shared, msg["sender"], np.dtype(msg["dtype"]), msg["shape"],
+                                    released.append)
         reply["bytes"] = array.tobytes().hex()
         if "fill" in msg:
             array[...] = msg["fill"]
@@ -60,8 +61,8 @@ class Peer:
         return json.loads(line)
 
     def view(self, shared, dtype, shape, **msg):
-        reply = self.ask(shared=shared.SerializeToString().hex(), dtype=np.dtype(dtype).name,
-                         shape=list(shape), **msg)
+        reply = self.ask(shared=shared.SerializeToString().hex(), sender=os.getpid(),
+                         dtype=np.dtype(dtype).name, shape=list(shape), **msg)
         return bytes.fromhex(reply["bytes"]), reply["released"]
 
 
@@ -115,7 +116,7 @@ def test_receiver_writes_land_in_the_block_and_reuse_after_give_back_still_works
     data, released = peer.view(shared, first.dtype, first.shape, fill=-1)
     assert data == first.tobytes() and released[-1] == shared.block_id
     # Zero copy: the receiver wrote into the very block we own.
-    ours = shm.Mappings().view(shared, first.dtype, first.shape, lambda _: None)
+    ours = shm.Mappings().view(shared, os.getpid(), first.dtype, first.shape, lambda _: None)
     assert (ours == -1).all()
     del ours
     pool.give_back([shared.block_id])
@@ -184,7 +185,8 @@ def test_lend_is_thread_safe(pool):
             for i in range(20):
                 array = np.full(20_000, k * 100 + i, np.int64)
                 shared = pool.lend(array)
-                view = shm.Mappings().view(shared, array.dtype, array.shape, lambda _: None)
+                view = shm.Mappings().view(shared, os.getpid(), array.dtype, array.shape,
+                                           lambda _: None)
                 assert (view == k * 100 + i).all()
                 del view
                 leases.append(shared.block_id)
@@ -232,7 +234,7 @@ def test_on_release_fires_once_when_the_array_and_its_views_are_gone(pool):
     array = np.arange(30_000, dtype=np.float32).reshape(100, 300)
     shared = pool.lend(array)
     released = []
-    view = shm.Mappings().view(shared, array.dtype, array.shape, released.append)
+    view = shm.Mappings().view(shared, os.getpid(), array.dtype, array.shape, released.append)
     assert view.flags.writeable and np.array_equal(view, array)
     column, flat = view[:, 7], view.reshape(-1)
     del view
@@ -257,7 +259,7 @@ def test_mapping_the_same_block_again_reuses_the_cached_mapping(pool, monkeypatc
     for value in (1, 2):
         pool.give_back([shared.block_id])
         shared = pool.lend(np.full(100_000, value, np.uint8))
-        assert (maps.view(shared, np.uint8, (100_000,), lambda _: None) == value).all()
+        assert (maps.view(shared, os.getpid(), np.uint8, (100_000,), lambda _: None) == value).all()
     assert len(opened) == 1
 
 
@@ -266,16 +268,17 @@ def test_unused_mappings_beyond_the_budget_are_closed_and_used_ones_kept(pool, m
     open_peer_fd = shm._open_peer_fd
     monkeypatch.setattr(shm, "_open_peer_fd", lambda *a: opened.append(a) or open_peer_fd(*a))
     maps = shm.Mappings(limit_bytes=1 << 20)
+    me = os.getpid()
     blocks = [pool.lend(np.full(600_000, k, np.uint8)) for k in range(3)]
-    kept = maps.view(blocks[0], np.uint8, (600_000,), lambda _: None)
+    kept = maps.view(blocks[0], me, np.uint8, (600_000,), lambda _: None)
     for shared in blocks[1:]:
-        maps.view(shared, np.uint8, (600_000,), lambda _: None)  # dropped at once
+        maps.view(shared, me, np.uint8, (600_000,), lambda _: None)  # dropped at once
     assert (kept == 0).all()  # still in use: not closed, though over the budget
-    maps.view(blocks[2], np.uint8, (600_000,), lambda _: None)  # the latest one stays cached
+    maps.view(blocks[2], me, np.uint8, (600_000,), lambda _: None)  # the latest one stays cached
     assert len(opened) == 3
-    maps.view(blocks[1], np.uint8, (600_000,), lambda _: None)  # closed: mapped again
+    maps.view(blocks[1], me, np.uint8, (600_000,), lambda _: None)  # closed: mapped again
     assert len(opened) == 4
-    maps.view(blocks[0], np.uint8, (600_000,), lambda _: None)  # in use all along: cached
+    maps.view(blocks[0], me, np.uint8, (600_000,), lambda _: None)  # in use all along: cached
     assert len(opened) == 4
 
 
@@ -287,7 +290,7 @@ def test_a_block_that_cannot_be_opened_is_invalid_argument_naming_pid_and_fd():
     shared = wire_pb2.SharedSlice(owner=1, pid=os.getpid(), fd=read_end, block_id=1,
                                   block_size=4096)
     with pytest.raises(InvalidArgumentError, match=f"fd {read_end} of process {os.getpid()}"):
-        shm.Mappings().view(shared, np.uint8, (10,), lambda _: None)
+        shm.Mappings().view(shared, os.getpid(), np.uint8, (10,), lambda _: None)
 
 
 def test_blocks_are_sealed_and_an_unsealed_memfd_is_never_mapped(pool):
@@ -302,16 +305,26 @@ def test_blocks_are_sealed_and_an_unsealed_memfd_is_never_mapped(pool):
         forged = wire_pb2.SharedSlice(owner=2, pid=os.getpid(), fd=fd, block_id=1,
                                       block_size=1 << 16)
         with pytest.raises(InvalidArgumentError, match="not sealed against shrinking"):
-            shm.Mappings().view(forged, np.uint8, (10,), lambda _: None)
+            shm.Mappings().view(forged, os.getpid(), np.uint8, (10,), lambda _: None)
     finally:
         os.close(fd)
+
+
+def test_only_blocks_of_the_process_that_sent_a_slice_are_mapped(peer, pool):
+    # The sender is the pid the kernel names for the connection (None: none is named).
+    shared = pool.lend(np.ones(1 << 16, np.uint8))
+    with pytest.raises(InvalidArgumentError, match="accepted only over the Unix socket"):
+        shm.Mappings().view(shared, None, np.uint8, (10,), lambda _: None)
+    with pytest.raises(InvalidArgumentError, match=f"A shared block of process {os.getpid()} "
+                       f"came from process {peer.proc.pid}: a process may send only its own"):
+        shm.Mappings().view(shared, peer.proc.pid, np.uint8, (10,), lambda _: None)
 
 
 def test_a_slice_larger_than_its_block_is_invalid_argument(pool):
     shared = pool.lend(np.ones(1 << 16, np.uint8))
     shared.block_size = 1 << 30  # what a hostile sender may claim
     with pytest.raises(InvalidArgumentError, match="does not fit shared block"):
-        shm.Mappings().view(shared, np.uint8, (1 << 20,), lambda _: None)
+        shm.Mappings().view(shared, os.getpid(), np.uint8, (1 << 20,), lambda _: None)
 
 
 def test_can_map_is_false_for_a_bogus_peer():

@@ -1,5 +1,6 @@
 """wire.py: framed messages and tensors round trip, and malformed input is refused by name."""
 
+import os
 import threading
 
 import ml_dtypes
@@ -24,8 +25,9 @@ def send(values, **options):
 
 
 def receive(data, writable=False):
+    """The values of a message that this process sent itself."""
     push, payload = wire.unframe(data, worker_pb2.TensorPush)
-    return wire.Incoming(payload, writable).values(push.tensor)
+    return wire.Incoming(payload, os.getpid(), writable).values(push.tensor)
 
 
 def round_trip(values, **options):

@@ -100,8 +100,14 @@ class _Connection:
             return None
 
     def shared_memory(self, options):
-        """Whether tensors to and from this task may go through shared memory."""
-        return options.shared_memory and shm.can_map(self.status().peer)
+        """Whether tensors to and from this task may go through shared memory: only over
+        its Unix socket, where the kernel names the process at the other end."""
+        peer = self.status().peer   # first: it picks the channel
+        return options.shared_memory and self.channel.peer_pid is not None and shm.can_map(peer)
+
+    def released(self):
+        """The leases of this task's blocks that this process has ended."""
+        return wire.released.take((self.channel.peer_pid, self.status().peer.instance))
 
     def close(self):
         if self.channel is not self._grpc:
@@ -204,8 +210,7 @@ class _GraphCall:
         shared = worker.shared_memory(options)
         request = worker_pb2.RunGraphRequest(
             graph_handle=graph_handle, step_id=step.id, trace=step.stats is not None,
-            peer=shm.local_peer(), accept_shared=shared,
-            released=wire.released.take(worker.status().peer.instance))
+            peer=shm.local_peer(), accept_shared=shared, released=worker.released())
         remaining = step.remaining()
         if remaining is not None:
             request.timeout_in_ms = max(1, int(remaining * 1000))
@@ -244,7 +249,8 @@ class _GraphCall:
                 return
             response, payload = wire.unframe(data, worker_pb2.RunGraphResponse)
             shm.block_pool().give_back(response.released)
-            self._incoming = wire.Incoming(payload, writable=True, reply=True)
+            self._incoming = wire.Incoming(payload, self._worker.channel.peer_pid,
+                                           writable=True, reply=True)
             for tensor in response.recv:
                 step.fetched[int(tensor.name)] = _fetched(self._incoming.value(tensor))
             if step.stats is not None:
@@ -284,7 +290,8 @@ class _PushStream:
     """The stream of tensors to one peer: one message per step and flush."""
 
     def __init__(self, worker):
-        self._owner = worker.status(wait=False).peer.instance
+        worker.status(wait=False)   # picks the channel; a task that is not up fails at once
+        self._worker = worker
         self._where = worker.where
         self._accept_shared = False
         self.error = None
@@ -295,7 +302,7 @@ class _PushStream:
     def send(self, step_id, tensors, options):
         if self.error is not None:
             raise self.error
-        push = worker_pb2.TensorPush(step_id=step_id, released=wire.released.take(self._owner))
+        push = worker_pb2.TensorPush(step_id=step_id, released=self._worker.released())
         out = wire.Outgoing(shared=self._accept_shared and options.shared_memory,
                             float_type=options.float_type)
         for key, value in tensors:
@@ -386,7 +393,7 @@ class RemoteMaster(_Connection):
         request = master_pb2.RunStepRequest(
             session_handle=handle, fetch=fetches, target=targets,
             want_metadata=run_metadata is not None, peer=shm.local_peer(), accept_shared=shared,
-            released=wire.released.take(self.status().peer.instance))
+            released=self.released())
         if options is not None:
             request.options.CopyFrom(options)
         out = wire.Outgoing(shared=shared)
@@ -399,7 +406,7 @@ class RemoteMaster(_Connection):
             # the master's own backstop for its tasks comes first
             timeout=None if limit is None else limit + 2 * GRACE_SECONDS)
         shm.block_pool().give_back(response.released)
-        incoming = wire.Incoming(payload, writable=True, reply=True)
+        incoming = wire.Incoming(payload, self.channel.peer_pid, writable=True, reply=True)
         values = [_fetched(incoming.value(tensor)) for tensor in response.tensor]
         self.fetch_streams(incoming)
         if run_metadata is not None:

@@ -8,11 +8,14 @@ block: a fresh block costs page faults (1.5 GB/s), a reused one 7-8 GB/s.
 (same host, same pid namespace, permission); where it cannot, or off Linux, the
 transport sends the bytes inline. Nothing here knows gRPC.
 
-A peer names a block by pid and fd, so a hostile one could name a file it still
-controls: every block is sealed against shrinking and growing, and a receiver maps
-only sealed blocks (a mapping over a file that shrinks would crash it with SIGBUS
-when touched). $DTFNB_SHARED_MEMORY=0 switches shared memory off in a process: it
-then neither offers its blocks nor maps any other's.
+A peer names a block by pid and fd, so a receiver maps only blocks of the process
+that sent the slice, as the kernel names it (SO_PEERCRED on a Unix socket; none
+from a sender it does not name): a peer must not make a task read another process's
+memory and serve it back, nor plant its block where another's is expected. A peer
+could also name a file it still controls: every block is sealed against shrinking
+and growing, and a receiver maps only sealed blocks (a mapping over a file that
+shrinks would crash it with SIGBUS when touched). $DTFNB_SHARED_MEMORY=0 switches
+shared memory off in a process: it then neither offers its blocks nor maps any other's.
 """
 
 import atexit
@@ -303,30 +306,41 @@ class BlockPool:
 class Mappings:
     """The receiving side: zero-copy arrays over other processes' blocks.
 
-    Mappings are cached per block for later transfers; beyond `limit_bytes`,
-    those no array uses any more are closed, least recently used first.
+    Mappings are cached per block for later transfers, keyed by the verified pid of
+    its owner, and the owner's instance (a pid may come back as another process);
+    beyond `limit_bytes`, those no array uses any more are closed, least recently
+    used first.
     """
 
     def __init__(self, limit_bytes=4 << 30):
         self.limit_bytes = limit_bytes
         self._lock = threading.Lock()
-        self._maps = {}     # (owner, block_id) -> mmap, least recently used first
+        self._maps = {}     # (pid, owner, block_id) -> mmap, least recently used first
         self._bytes = 0
 
-    def view(self, shared, dtype, shape, on_release):
-        """A writable array over the start of the block of `shared` (a `SharedSlice`).
+    def view(self, shared, sender, dtype, shape, on_release):
+        """A writable array over the start of the block of `shared` (a `SharedSlice`),
+        which the process `sender` sent: its pid from the kernel, None if unknown.
 
         `on_release(block_id)` runs once when no array made by this call is alive;
         it may run in any thread, from the garbage collector: keep it cheap. A slice
-        that names no block this process may map, or that does not fit its block, is
-        the sender's error: InvalidArgumentError (never retried, as unavailable would be).
+        that names no block of `sender`, or that does not fit its block, is the sender's
+        error: InvalidArgumentError (never retried, as unavailable would be).
         """
         if not enabled():
             raise InvalidArgumentError(None, None, "Shared memory is switched off in this "
                                        f"process (${SWITCH_VARIABLE}=0): send tensors inline")
+        if sender is None:
+            raise InvalidArgumentError(None, None, "Shared memory is accepted only over the "
+                                       "Unix socket of a task on this host: send tensors "
+                                       "inline")
+        if shared.pid != sender:
+            raise InvalidArgumentError(None, None, f"A shared block of process {shared.pid} "
+                                       f"came from process {sender}: a process may send "
+                                       "only its own blocks")
         dtype = np.dtype(dtype)
         nbytes = math.prod(shape) * dtype.itemsize
-        key = (shared.owner, shared.block_id)
+        key = (sender, shared.owner, shared.block_id)
         with self._lock:
             mm = self._maps.pop(key, None)  # popped and put back: now the most recent
             if mm is None:

@@ -3,7 +3,8 @@
 A message is a 4-byte length, a protobuf header, then the raw bytes of the inline
 tensors the header lists, in order. Large tensors between tasks on one host go
 through the sender's shared-memory blocks instead; the receiver uses them in place
-and gives each lease back with a later message to the owner.
+and gives each lease back with a later message to the owner. A block's owner is
+(pid, instance): the pid the kernel gave for the connection that brought the slice.
 """
 
 import collections
@@ -131,14 +132,16 @@ class Incoming:
 
     Inline tensors are views of the message (read-only) unless `writable`, which
     copies them; shared ones are writable views of the sender's block, except read-only
-    ones (the sender's own arrays), which `writable` copies too. Only a `reply` (to a
-    call of ours) may hold streamed ones: zeroed arrays listed in `streams` as (ticket,
-    array), for the caller to fill; a request naming one is refused, since nothing
-    would ever fill it.
+    ones (the sender's own arrays), which `writable` copies too. `sender`: the pid of the
+    process that sent the message, as the kernel names it (None over gRPC): shared ones
+    must be its own blocks. Only a `reply` (to a call of ours) may hold streamed ones:
+    zeroed arrays listed in `streams` as (ticket, array), for the caller to fill; a
+    request naming one is refused, since nothing would ever fill it.
     """
 
-    def __init__(self, payload, writable=False, reply=False):
+    def __init__(self, payload, sender=None, writable=False, reply=False):
         self._payload = payload
+        self._sender = sender
         self._offset = 0
         self._writable = writable
         self._reply = reply
@@ -170,8 +173,8 @@ class Incoming:
             if wire.shared.block_size < nbytes:
                 raise InvalidArgumentError(None, None, f"Tensor {wire.name} of {nbytes} bytes "
                                            f"does not fit its block of {wire.shared.block_size}")
-            array = shm.mappings().view(wire.shared, np_dtype, shape,
-                                        released.callback(wire.shared.owner))
+            array = shm.mappings().view(wire.shared, self._sender, np_dtype, shape,
+                                        released.callback((self._sender, wire.shared.owner)))
             if wire.shared.read_only:  # the sender's own array: never written to
                 array = array.copy() if self._writable else _read_only(array)
         elif location == "stream_ticket":
@@ -233,7 +236,8 @@ def _shape(dims, name):
 
 
 class Releases:
-    """Leases of other processes' blocks that this process no longer uses, by owner.
+    """Leases of other processes' blocks that this process no longer uses, by owner
+    ((pid, instance): a peer that only claims another's instance takes none of its).
 
     The garbage collector fills it (an array over a block died); since that may happen
     anywhere, even inside `take` on the same thread, it only appends to a deque, never
