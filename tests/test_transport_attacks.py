@@ -119,7 +119,7 @@ def test_a_peer_that_shrinks_a_block_it_fed_cannot_crash_the_task(task):
 
 def test_a_bogus_shared_slice_is_invalid_argument_never_unavailable(task):
     # MonitoredSession retries UnavailableError: a peer's bad slice must not look like it.
-    address, _ = task()
+    address, proc = task()
     session = Session(address)
     try:
         closed = os.open("/dev/null", os.O_RDONLY)
@@ -127,7 +127,7 @@ def test_a_bogus_shared_slice_is_invalid_argument_never_unavailable(task):
         shared = wire_pb2.SharedSlice(owner=7, pid=os.getpid(), fd=closed, block_id=1,
                                       block_size=MiB)
         assert_refused(session.run(dtype=4, shape=[16], shared=shared), "cannot map")
-        too_small = shm.block_pool().lend(np.ones(1 << 16, np.uint8))
+        too_small = shm.block_pool().lend(np.ones(1 << 16, np.uint8), proc.pid)
         too_small.block_size = 1 << 30
         assert_refused(session.run(dtype=4, shape=[1 << 24], shared=too_small),
                        "does not fit shared block")
@@ -136,14 +136,14 @@ def test_a_bogus_shared_slice_is_invalid_argument_never_unavailable(task):
         session.close()
 
 
-# Another client of the task, on this host: lends a block holding a secret (as a
-# session's feed would), prints its SharedSlice and waits.
+# Another client of the task, on this host: lends the task a block holding a secret (as
+# a session's feed would), prints its SharedSlice and waits.
 VICTIM_BLOCK = """
 import sys
 import numpy as np
 from dtfnb.distributed.transport import shm
-print(shm.block_pool().lend(np.full(1 << 20, 0x5A, np.uint8)).SerializeToString().hex(),
-      flush=True)
+secret = shm.block_pool().lend(np.full(1 << 20, 0x5A, np.uint8), int(sys.argv[1]))
+print(secret.SerializeToString().hex(), flush=True)
 sys.stdin.readline()
 """
 
@@ -177,7 +177,7 @@ def test_a_peer_cannot_make_the_task_serve_another_processs_block(task):
     # the bytes back through the task: over gRPC from anywhere, or over the Unix socket.
     address, proc = task()
     session = Session(address)
-    victim = other_process(VICTIM_BLOCK)
+    victim = other_process(VICTIM_BLOCK, str(proc.pid))
     try:
         secret = wire_pb2.SharedSlice.FromString(bytes.fromhex(victim.stdout.readline()))
         assert secret.pid == victim.pid
@@ -199,7 +199,7 @@ def test_a_shared_slice_over_grpc_is_refused_by_every_method(task):
     # not even one of the caller's own blocks.
     address, proc = task()
     session = Session(address)
-    own = shm.block_pool().lend(np.ones(MiB, np.uint8))
+    own = shm.block_pool().lend(np.ones(MiB, np.uint8), proc.pid)
     refused = "Shared memory is accepted only over the Unix socket of a task on this host"
     try:
         assert_refused(session.run("grpc", dtype=4, shape=[MiB], shared=own), refused)
@@ -232,7 +232,7 @@ def test_a_block_planted_under_another_clients_key_never_reaches_its_steps(task)
     session = Session(address)
     try:
         instance = int(victim.stdout.readline())
-        planted = shm.block_pool().lend(np.full(MiB, 0xEE, np.uint8))
+        planted = shm.block_pool().lend(np.full(MiB, 0xEE, np.uint8), proc.pid)
         for block_id in range(1, 9):   # the victim's first blocks
             planted.owner, planted.block_id = instance, block_id
             assert np.array_equal(session.run(dtype=4, shape=[MiB], shared=planted),
@@ -243,6 +243,26 @@ def test_a_block_planted_under_another_clients_key_never_reaches_its_steps(task)
         if victim.poll() is None:
             victim.kill()
             victim.wait()
+        session.close()
+    assert proc.poll() is None
+
+
+def test_a_peer_cannot_end_a_clients_lease_and_overwrite_what_it_fetched(task):
+    # A request's `released` ended leases on the task's blocks whoever sent it: a token
+    # holder naming small block ids let the task reuse a block that a client still
+    # read, overwriting the client's fetched tensor in place.
+    address, proc = task()
+    session = Session(address)
+    try:
+        fetched = session.master.run_step(session.handle, {"p:0": np.full(MiB, 1, np.uint8)},
+                                          ["y:0"], [])[0]
+        steal = master_pb2.RunStepRequest(
+            session_handle=session.handle, fetch=["y:0"], released=range(1, 65),
+            feed=[dict(name="p:0", dtype=4, shape=[1], inline_bytes=1)])
+        assert session.call(steal, [np.zeros(1, np.uint8)], over="grpc") == [0]
+        session.master.run_step(session.handle, {"p:0": np.full(MiB, 2, np.uint8)}, ["y:0"], [])
+        assert (fetched == 1).all()
+    finally:
         session.close()
     assert proc.poll() is None
 
@@ -378,7 +398,7 @@ def test_a_task_without_shared_memory_neither_offers_nor_accepts_it(task):
         status = session.master.status()
         assert status.peer.probe_fd == -1 and not shm.can_map(status.peer)
         assert status.local_socket   # the Unix socket still serves it
-        lent = shm.block_pool().lend(np.ones(1 << 16, np.uint8))
+        lent = shm.block_pool().lend(np.ones(1 << 16, np.uint8), proc.pid)
         assert_refused(session.run(dtype=4, shape=[1 << 16], shared=lent),
                        "Shared memory is switched off")
         # A client that says it takes shared memory gets the bytes inline all the same.

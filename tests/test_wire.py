@@ -77,7 +77,7 @@ def test_a_senders_own_array_arrives_read_only_and_writable_copies_it():
     own = shm.block_pool().empty((100_000,), np.float32)
     own[...] = 1.0
     lent = np.full(100_000, 2.0, np.float32)  # copied into a block: the receiver's to change
-    data = send({"own": own, "lent": lent}, shared=True)
+    data = send({"own": own, "lent": lent}, receiver=os.getpid())
     got = receive(data)
     assert not got["own"].flags.writeable and got["lent"].flags.writeable
     mine = receive(data, writable=True)["own"]

@@ -63,7 +63,7 @@ class WorkerServicer:
         return worker_pb2.DeregisterGraphResponse(), ()
 
     def RunGraph(self, request, payload, context):
-        shm.block_pool().give_back(request.released)
+        shm.block_pool().give_back(context.peer_pid, request.released)
         feeds = wire.Incoming(payload, context.peer_pid).values(request.send)
         stats = StepStatsCollector() if request.trace else None
         step = Step(request.timeout_in_ms, feeds, stats, step_id=request.step_id)
@@ -73,7 +73,7 @@ class WorkerServicer:
             self._worker.run_graph(request.graph_handle, step)
         response = worker_pb2.RunGraphResponse(
             released=wire.released.take((context.peer_pid, request.peer.instance)))
-        out = wire.Outgoing(shared=request.accept_shared and context.peer_pid is not None,
+        out = wire.Outgoing(context.peer_pid if request.accept_shared else None,
                             tickets=self._tickets)
         for position, value in step.fetched.items():
             out.add(response.recv.add(), str(position), value)
@@ -152,7 +152,7 @@ class _PushReceiver:
             self._peer = push.peer
             acks.append(wire.frame(worker_pb2.TensorPushAck(
                 accept_shared=self._peer_pid is not None and shm.can_map(self._peer))))
-        shm.block_pool().give_back(push.released)
+        shm.block_pool().give_back(self._peer_pid, push.released)
         incoming = wire.Incoming(payload, self._peer_pid)
         for tensor in push.tensor:
             self._worker.deliver(push.step_id, tensor.name, incoming.value(tensor))
@@ -178,7 +178,7 @@ class MasterServicer:
         return master_pb2.ExtendSessionResponse(new_graph_version=request.graph_def.version), ()
 
     def RunStep(self, request, payload, context):
-        shm.block_pool().give_back(request.released)
+        shm.block_pool().give_back(context.peer_pid, request.released)
         feeds = wire.Incoming(payload, context.peer_pid).values(request.feed)
         options = request.options if request.HasField("options") else None
         metadata = config_pb2.RunMetadata() if request.want_metadata else None
@@ -188,7 +188,7 @@ class MasterServicer:
                                            cancellation.started)
         response = master_pb2.RunStepResponse(
             released=wire.released.take((context.peer_pid, request.peer.instance)))
-        out = wire.Outgoing(shared=request.accept_shared and context.peer_pid is not None,
+        out = wire.Outgoing(context.peer_pid if request.accept_shared else None,
                             tickets=self._tickets)
         for position, value in enumerate(values):
             out.add(response.tensor.add(), str(position), value)

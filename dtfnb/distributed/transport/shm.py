@@ -140,7 +140,7 @@ class _Block:
         self.mm = mmap.mmap(self.file.fileno(), size)
         self.size = size
         self.address = np.frombuffer(self.mm, np.uint8, 0).ctypes.data
-        self.leases = 0      # receivers that may still read it
+        self.leases = collections.Counter()   # receiver pid -> its leases: who may read it
         self.array = None    # a weak reference to the local array it holds, if any
         self.array_id = None
 
@@ -151,6 +151,10 @@ class _Block:
 
 class BlockPool:
     """The sending side: lends blocks to receivers, and reuses them once given back.
+
+    A receiver is the pid of a process that the kernel named (see Mappings.view), and
+    only it ends its own leases: another peer that names the block cannot free it for
+    reuse while the receiver still reads it.
 
     A block holds either a copy of a lent array, or an array made here by `empty` that
     is lent as it is, with no copy: its owner promises never to change it in place (a
@@ -190,49 +194,53 @@ class BlockPool:
         weakref.finalize(array, self._dead_arrays.append, block.id).atexit = False
         return array
 
-    def lend(self, array):
-        """The `SharedSlice` of a block holding `array` (any layout, as C order): its own
-        if `empty` made it, else a copy. None when shared memory is unavailable or
-        over the limit: send inline then."""
+    def lend(self, array, receiver):
+        """The `SharedSlice` of a block holding `array` (any layout, as C order), leased to
+        the process `receiver` (a pid): the block is `array`'s own if `empty` made it, else
+        a copy. None when shared memory is unavailable or over the limit: send inline
+        then."""
         if not enabled():
             return None
         array = np.asarray(array)
-        block = self._holding(array)
+        block = self._holding(array, receiver)
         if block is None:
             with self._lock:
                 block = self._use(self._page_multiple(array.nbytes))
                 if block is None:
                     return None
-                block.leases = 1
+                block.leases[receiver] = 1
             try:  # the copy runs outside the lock: other threads lend meanwhile
                 np.ndarray(array.shape, array.dtype, buffer=block.mm)[...] = array
             except BaseException:
-                self.give_back([block.id])
+                self.give_back(receiver, [block.id])
                 raise
         peer = local_peer()
         return wire_pb2.SharedSlice(owner=peer.instance, pid=peer.pid, fd=block.file.fileno(),
                                     block_id=block.id, block_size=block.size,
                                     read_only=block.array is not None)
 
-    def _holding(self, array):
+    def _holding(self, array, receiver):
         """The block of an array `empty` made (a C-ordered view of all of it counts),
-        with one more lease; None for any other array."""
+        with one more lease of `receiver`; None for any other array."""
         root = array.base if isinstance(array.base, np.ndarray) else array
         with self._lock:
             block = self._by_array.get(id(root))
             if (block is None or block.array is None or block.array() is not root
                     or not array.flags.c_contiguous or array.ctypes.data != block.address):
                 return None
-            block.leases += 1
+            block.leases[receiver] += 1
             return block
 
-    def give_back(self, block_ids):
-        """Ends one lease of each block; unknown or already given back ids are ignored."""
+    def give_back(self, receiver, block_ids):
+        """Ends one lease of `receiver` (a pid, or None: no process) on each block; ids of
+        blocks it holds no lease on are ignored."""
         with self._lock:
             for block_id in block_ids:
                 block = self._in_use.get(block_id)
-                if block is not None and block.leases:
-                    block.leases -= 1
+                if block is not None and block.leases[receiver]:
+                    block.leases[receiver] -= 1
+                    if not block.leases[receiver]:
+                        del block.leases[receiver]
                     self._free_if_unused(block)
             self._trim(self.limit_bytes // 2)
 
@@ -269,7 +277,7 @@ class BlockPool:
         return block
 
     def _free_if_unused(self, block):
-        if block.leases == 0 and block.array is None:
+        if not block.leases and block.array is None:
             del self._in_use[block.id]
             self._used_bytes -= block.size
             self._free[block.id] = block

@@ -87,14 +87,15 @@ def unframe(data, header_type):
 class Outgoing:
     """Writes tensors into WireTensor entries and collects the inline bytes behind them.
 
-    `shared`: the receiver can map this process's blocks. `float_type`: a narrower
-    DType for float32 tensors (the transfer compression of the session's config).
-    `tickets`: large tensors of a reply wait there for the receiver to stream them.
+    `receiver`: the pid of the receiving process, as the kernel names it, if it can map
+    this process's blocks (else None). `float_type`: a narrower DType for float32
+    tensors (the transfer compression of the session's config). `tickets`: large
+    tensors of a reply wait there for the receiver to stream them.
     """
 
-    def __init__(self, shared=False, float_type=None, tickets=None):
+    def __init__(self, receiver=None, float_type=None, tickets=None):
         self.payloads = []
-        self._shared = shared
+        self._receiver = receiver
         self._float_type = float_type
         self._tickets = tickets
 
@@ -112,8 +113,8 @@ class Outgoing:
         if self._float_type is not None and array.dtype == _FLOAT32:
             array = array.astype(self._float_type.as_numpy_dtype)
             wire.wire_dtype = self._float_type.as_datatype_enum
-        if self._shared and array.nbytes >= shm.nbytes_threshold:
-            lease = shm.block_pool().lend(array)
+        if self._receiver is not None and array.nbytes >= shm.nbytes_threshold:
+            lease = shm.block_pool().lend(array, self._receiver)
             if lease is not None:
                 wire.shared.CopyFrom(lease)
                 return
