@@ -3,7 +3,10 @@ never crash it, hand out memory it did not fill, or make it allocate before it k
 who is calling. Each test is an attack that worked before it was fixed."""
 
 import os
+import pathlib
 import socket
+import subprocess
+import sys
 import time
 
 import grpc
@@ -16,10 +19,12 @@ from dtfnb.distributed.transport.remote import RemoteMaster
 from dtfnb.protos import master_pb2, wire_pb2, worker_pb2
 from dtfnb.runtime import rendezvous
 from tests.cluster_util import cluster_dict, start_task, stop_processes, wait_for_port
+from tests.conftest import poll_for
 
 pytestmark = pytest.mark.skipif(not shm.available, reason="needs Linux memfd and /proc")
 
 MiB = 1 << 20
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -45,7 +50,8 @@ def rss_bytes(pid):
 
 
 class Session:
-    """A session on the task with `y = identity(p)`, and raw calls to send it anything."""
+    """A session on the task with `y = identity(p)`, and raw calls to send it anything,
+    over its Unix socket or over gRPC (`channels`)."""
 
     def __init__(self, address, dtype=tf.uint8):
         with tf.Graph().as_default() as graph:
@@ -53,20 +59,23 @@ class Session:
             self.y = tf.identity(self.p, name="y")
         self.master = RemoteMaster(address, rpc.Security())
         self.handle = self.master.create_session(graph.as_graph_def(), tf.ConfigProto())
-        self.channel = grpc.insecure_channel(address)
+        self.channels = {"unix": local.LocalChannel(local.socket_name(address), None, "the task"),
+                         "grpc": rpc.GrpcChannel(address, rpc.Security(), "the task")}
 
-    def run(self, **feed):
-        """RunStep fetching y with p fed from the WireTensor fields `feed`; the reply's
-        values, or the RpcError."""
-        request = master_pb2.RunStepRequest(session_handle=self.handle, fetch=["y:0"],
-                                            feed=[dict(name="p:0", **feed)])
+    def call(self, request, payloads=(), over="unix"):
+        """RunStep `request`; the reply's values, or the OpError."""
+        channel = self.channels[over]
         try:
-            data = self.channel.unary_unary("/dtfnb.MasterService/RunStep")(
-                wire.frame(request), timeout=10)
-        except grpc.RpcError as err:
+            data = channel.call("RunStep", wire.frame(request, payloads), timeout=10)
+        except tf.errors.OpError as err:
             return err
         response, payload = wire.unframe(data, master_pb2.RunStepResponse)
-        return wire.Incoming(payload).values(response.tensor)["0"]
+        return wire.Incoming(payload, channel.peer_pid).values(response.tensor)["0"]
+
+    def run(self, over="unix", **feed):
+        """RunStep fetching y with p fed from the WireTensor fields `feed`."""
+        return self.call(master_pb2.RunStepRequest(session_handle=self.handle, fetch=["y:0"],
+                                                   feed=[dict(name="p:0", **feed)]), over=over)
 
     def check(self):
         """The task still runs steps right."""
@@ -75,14 +84,16 @@ class Session:
             self.master.run_step(self.handle, {"p:0": value}, ["y:0"], [])[0], value)
 
     def close(self):
-        self.channel.close()
+        for channel in self.channels.values():
+            channel.close()
         self.master.close()
 
 
 def assert_refused(err, message):
-    assert isinstance(err, grpc.RpcError), f"served: {err!r}"
-    assert err.code() is grpc.StatusCode.INVALID_ARGUMENT, err
-    assert message in err.details(), err
+    if isinstance(err, grpc.RpcError):
+        err = rpc.as_op_error(err, "the task")
+    assert isinstance(err, tf.errors.InvalidArgumentError), f"served: {err!r}"
+    assert message in err.message, err
 
 
 def test_a_peer_that_shrinks_a_block_it_fed_cannot_crash_the_task(task):
@@ -108,21 +119,152 @@ def test_a_peer_that_shrinks_a_block_it_fed_cannot_crash_the_task(task):
 
 def test_a_bogus_shared_slice_is_invalid_argument_never_unavailable(task):
     # MonitoredSession retries UnavailableError: a peer's bad slice must not look like it.
-    address, _ = task()
+    address, proc = task()
     session = Session(address)
     try:
         closed = os.open("/dev/null", os.O_RDONLY)
         os.close(closed)
-        for slice_ in (dict(pid=os.getpid(), fd=closed), dict(pid=2**31 - 1, fd=3)):
-            shared = wire_pb2.SharedSlice(owner=7, block_id=1, block_size=MiB, **slice_)
-            assert_refused(session.run(dtype=4, shape=[16], shared=shared), "cannot map")
-        too_small = shm.block_pool().lend(np.ones(1 << 16, np.uint8))
+        shared = wire_pb2.SharedSlice(owner=7, pid=os.getpid(), fd=closed, block_id=1,
+                                      block_size=MiB)
+        assert_refused(session.run(dtype=4, shape=[16], shared=shared), "cannot map")
+        too_small = shm.block_pool().lend(np.ones(1 << 16, np.uint8), proc.pid)
         too_small.block_size = 1 << 30
         assert_refused(session.run(dtype=4, shape=[1 << 24], shared=too_small),
                        "does not fit shared block")
         session.check()
     finally:
         session.close()
+
+
+# Another client of the task, on this host: lends the task a block holding a secret (as
+# a session's feed would), prints its SharedSlice and waits.
+VICTIM_BLOCK = """
+import sys
+import numpy as np
+from dtfnb.distributed.transport import shm
+secret = shm.block_pool().lend(np.full(1 << 20, 0x5A, np.uint8), int(sys.argv[1]))
+print(secret.SerializeToString().hex(), flush=True)
+sys.stdin.readline()
+"""
+
+# A session of another client, on this host, that feeds 1 MiB through shared memory: it
+# prints its process's instance, waits for a line, then prints what each step fetched.
+VICTIM_SESSION = """
+import sys
+import numpy as np
+import dtfnb as tf
+from dtfnb.distributed.transport import shm
+with tf.Graph().as_default():
+    p = tf.placeholder(tf.uint8, [None])
+    y = tf.identity(p)
+    with tf.Session("grpc://" + sys.argv[1]) as sess:
+        sess.run(y, {p: np.zeros(1, np.uint8)})
+        print(shm.local_peer().instance, flush=True)
+        sys.stdin.readline()
+        for i in range(1, 5):
+            print(np.unique(sess.run(y, {p: np.full(1 << 20, i, np.uint8)})).tolist(),
+                  flush=True)
+"""
+
+
+def other_process(script, *args):
+    return subprocess.Popen([sys.executable, "-c", script, *args], cwd=ROOT, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+
+def test_a_peer_cannot_make_the_task_serve_another_processs_block(task):
+    # A token holder named another client's block (its pid and fd) in a feed and fetched
+    # the bytes back through the task: over gRPC from anywhere, or over the Unix socket.
+    address, proc = task()
+    session = Session(address)
+    victim = other_process(VICTIM_BLOCK, str(proc.pid))
+    try:
+        secret = wire_pb2.SharedSlice.FromString(bytes.fromhex(victim.stdout.readline()))
+        assert secret.pid == victim.pid
+        assert session.channels["unix"].peer_pid == proc.pid   # replies: the task's blocks
+        assert_refused(session.run(dtype=4, shape=[MiB], shared=secret),
+                       f"A shared block of process {victim.pid} came from process "
+                       f"{os.getpid()}: a process may send only its own blocks")
+        assert_refused(session.run("grpc", dtype=4, shape=[MiB], shared=secret),
+                       "Shared memory is accepted only over the Unix socket")
+        session.check()
+    finally:
+        victim.communicate("\n", timeout=10)
+        session.close()
+    assert proc.poll() is None
+
+
+def test_a_shared_slice_over_grpc_is_refused_by_every_method(task):
+    # gRPC names no process at the other end, so no slice that comes over it is mapped,
+    # not even one of the caller's own blocks.
+    address, proc = task()
+    session = Session(address)
+    own = shm.block_pool().lend(np.ones(MiB, np.uint8), proc.pid)
+    refused = "Shared memory is accepted only over the Unix socket of a task on this host"
+    try:
+        assert_refused(session.run("grpc", dtype=4, shape=[MiB], shared=own), refused)
+        assert np.array_equal(session.run(dtype=4, shape=[MiB], shared=own),
+                              np.ones(MiB, np.uint8))   # its own block, on the Unix socket
+        channel = session.channels["grpc"]
+        run_graph = worker_pb2.RunGraphRequest(graph_handle="any", send=[
+            dict(name="p:0", dtype=4, shape=[MiB], shared=own)])
+        with pytest.raises(tf.errors.InvalidArgumentError, match=refused):
+            channel.call("RunGraph", wire.frame(run_graph), timeout=10)
+        ended = []
+        stream = channel.open_stream("RecvTensor", wire.frame(worker_pb2.TensorPush(
+            step_id=1, tensor=[dict(name="k", dtype=4, shape=[MiB], shared=own)])),
+            lambda _: None, ended.append)
+        poll_for(lambda: ended, timeout=10)
+        stream.close()
+        assert_refused(ended[0], refused)
+        session.check()
+    finally:
+        session.close()
+    assert proc.poll() is None
+
+
+def test_a_block_planted_under_another_clients_key_never_reaches_its_steps(task):
+    # The task cached mappings by the (instance, block id) a slice claims: a peer that
+    # named its own block under another client's instance had the task read its bytes
+    # in place of that client's next feeds.
+    address, proc = task()
+    victim = other_process(VICTIM_SESSION, address)
+    session = Session(address)
+    try:
+        instance = int(victim.stdout.readline())
+        planted = shm.block_pool().lend(np.full(MiB, 0xEE, np.uint8), proc.pid)
+        for block_id in range(1, 9):   # the victim's first blocks
+            planted.owner, planted.block_id = instance, block_id
+            assert np.array_equal(session.run(dtype=4, shape=[MiB], shared=planted),
+                                  np.full(MiB, 0xEE, np.uint8))   # its own bytes, served
+        out, _ = victim.communicate("\n", timeout=60)
+        assert out.split("\n")[:4] == ["[1]", "[2]", "[3]", "[4]"]
+    finally:
+        if victim.poll() is None:
+            victim.kill()
+            victim.wait()
+        session.close()
+    assert proc.poll() is None
+
+
+def test_a_peer_cannot_end_a_clients_lease_and_overwrite_what_it_fetched(task):
+    # A request's `released` ended leases on the task's blocks whoever sent it: a token
+    # holder naming small block ids let the task reuse a block that a client still
+    # read, overwriting the client's fetched tensor in place.
+    address, proc = task()
+    session = Session(address)
+    try:
+        fetched = session.master.run_step(session.handle, {"p:0": np.full(MiB, 1, np.uint8)},
+                                          ["y:0"], [])[0]
+        steal = master_pb2.RunStepRequest(
+            session_handle=session.handle, fetch=["y:0"], released=range(1, 65),
+            feed=[dict(name="p:0", dtype=4, shape=[1], inline_bytes=1)])
+        assert session.call(steal, [np.zeros(1, np.uint8)], over="grpc") == [0]
+        session.master.run_step(session.handle, {"p:0": np.full(MiB, 2, np.uint8)}, ["y:0"], [])
+        assert (fetched == 1).all()
+    finally:
+        session.close()
+    assert proc.poll() is None
 
 
 def test_a_stream_ticket_in_a_request_is_refused_never_served_uninitialised(task):
@@ -256,7 +398,7 @@ def test_a_task_without_shared_memory_neither_offers_nor_accepts_it(task):
         status = session.master.status()
         assert status.peer.probe_fd == -1 and not shm.can_map(status.peer)
         assert status.local_socket   # the Unix socket still serves it
-        lent = shm.block_pool().lend(np.ones(1 << 16, np.uint8))
+        lent = shm.block_pool().lend(np.ones(1 << 16, np.uint8), proc.pid)
         assert_refused(session.run(dtype=4, shape=[1 << 16], shared=lent),
                        "Shared memory is switched off")
         # A client that says it takes shared memory gets the bytes inline all the same.
@@ -265,8 +407,8 @@ def test_a_task_without_shared_memory_neither_offers_nor_accepts_it(task):
             session_handle=session.handle, fetch=["y:0"], accept_shared=True,
             peer=shm.local_peer(), feed=[dict(name="p:0", dtype=1, shape=big.shape,
                                               inline_bytes=big.nbytes)])
-        data = session.channel.unary_unary("/dtfnb.MasterService/RunStep")(
-            wire.frame(request, [big.view(np.uint8)]), timeout=10)
+        data = session.channels["unix"].call("RunStep", wire.frame(request, [big.view(np.uint8)]),
+                                             timeout=10)
         response, payload = wire.unframe(data, master_pb2.RunStepResponse)
         assert response.tensor[0].WhichOneof("location") == "inline_bytes"
         np.testing.assert_array_equal(wire.Incoming(payload).values(response.tensor)["0"],

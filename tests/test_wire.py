@@ -1,5 +1,6 @@
 """wire.py: framed messages and tensors round trip, and malformed input is refused by name."""
 
+import os
 import threading
 
 import ml_dtypes
@@ -24,8 +25,9 @@ def send(values, **options):
 
 
 def receive(data, writable=False):
+    """The values of a message that this process sent itself."""
     push, payload = wire.unframe(data, worker_pb2.TensorPush)
-    return wire.Incoming(payload, writable).values(push.tensor)
+    return wire.Incoming(payload, os.getpid(), writable).values(push.tensor)
 
 
 def round_trip(values, **options):
@@ -75,7 +77,7 @@ def test_a_senders_own_array_arrives_read_only_and_writable_copies_it():
     own = shm.block_pool().empty((100_000,), np.float32)
     own[...] = 1.0
     lent = np.full(100_000, 2.0, np.float32)  # copied into a block: the receiver's to change
-    data = send({"own": own, "lent": lent}, shared=True)
+    data = send({"own": own, "lent": lent}, receiver=os.getpid())
     got = receive(data)
     assert not got["own"].flags.writeable and got["lent"].flags.writeable
     mine = receive(data, writable=True)["own"]

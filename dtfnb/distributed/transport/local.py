@@ -5,7 +5,9 @@ socket name (Linux: no file to clean up, gone with the process) that GetStatus
 announces. A client that finds the task on its own host calls here instead. The
 server accepts only processes of its own user (SO_PEERCRED) that present the
 cluster token, when there is one, within seconds: until then it reads no message
-longer than a hello, so a stranger makes it allocate nothing. A body's buffer is
+longer than a hello, so a stranger makes it allocate nothing. Each end knows the pid
+of the process on the other (`peer_pid`, from the kernel, never from the peer): only
+that process's shared-memory blocks are mapped from what it sends (see shm.py). A body's buffer is
 never zeroed first: pages are taken as the bytes arrive, so that a length alone
 costs no memory. DTFNB_UNIX_SOCKETS=0 turns it off: gRPC only.
 
@@ -234,6 +236,13 @@ def _skip(sock, length):
     return True
 
 
+def _peer_credentials(sock):
+    """(pid, uid) of the process at the other end of `sock`, as the kernel knows them."""
+    pid, uid, _ = _PEER_CREDENTIALS.unpack(
+        sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEER_CREDENTIALS.size))
+    return pid, uid
+
+
 def _error_body(err):
     return wire_pb2.CallError(code=err.error_code, message=err.message,
                               node=err.node_name or "").SerializeToString()
@@ -283,9 +292,16 @@ class LocalChannel:
         if kind != HELLO:
             sock.close()
             raise _error_from(body)
-        link = _ClientLink(sock, self.where, wire.max_message_bytes())
+        link = _ClientLink(sock, self.where, wire.max_message_bytes(),
+                           _peer_credentials(sock)[0])
         link.start(f"dtfnb-local-reader-{self.where}")
         return link
+
+    @property
+    def peer_pid(self):
+        """The pid of the task's process, from the kernel: the only process whose shared
+        blocks its replies may name."""
+        return self._link.peer_pid
 
     def call(self, method, data, timeout=None):
         """One unary call; returns the reply's bytes."""
@@ -365,8 +381,9 @@ class LocalChannel:
 
 
 class _ClientLink(_Link):
-    def __init__(self, sock, where, limit):
+    def __init__(self, sock, where, limit, peer_pid):
         super().__init__(sock, where, limit)
+        self.peer_pid = peer_pid
         self._ids = itertools.count(1)
         self._pending = {}   # call id -> deliver(kind, body)
 
@@ -465,13 +482,12 @@ class LocalServer:
                 sock, _ = self._listener.accept()
             except OSError:   # stop() shut the listener
                 return
-            _, uid, _ = _PEER_CREDENTIALS.unpack(
-                sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEER_CREDENTIALS.size))
+            pid, uid = _peer_credentials(sock)
             if uid != os.getuid():   # another user's process: not even a thread for it
                 sock.close()
                 continue
             sock.settimeout(_CONNECT_SECONDS)   # to say hello; no longer
-            link = _ServerLink(sock, self)
+            link = _ServerLink(sock, self, pid)
             with self._lock:
                 self._links.add(link)
             self.submit(link._read)
@@ -506,12 +522,13 @@ class LocalServer:
 
 
 class _Context:
-    """What a handler knows of its call: callbacks run once, when it ends or is cancelled
-    (as gRPC's context.add_callback)."""
+    """What a handler knows of its call: the pid of the calling process (from the kernel),
+    and callbacks run once, when it ends or is cancelled (as gRPC's context.add_callback)."""
 
-    __slots__ = ("_callbacks", "ended")
+    __slots__ = ("peer_pid", "_callbacks", "ended")
 
-    def __init__(self):
+    def __init__(self, peer_pid):
+        self.peer_pid = peer_pid
         self._callbacks = []
         self.ended = False
 
@@ -529,10 +546,11 @@ class _Context:
 class _ServerLink(_Link):
     skip_long = False   # until admitted: a stranger's long message ends the connection
 
-    def __init__(self, sock, server):
+    def __init__(self, sock, server, peer_pid):
         super().__init__(sock, f"a local client of {server.name}",
                          max(_HELLO_BYTES, len(server.token)))
         self._server = server
+        self._peer_pid = peer_pid
         self._admitted = False
         self._calls = {}     # call id -> _Context
         self._streams = {}   # call id -> (MethodDescriptor, receive(bytes) -> replies)
@@ -551,7 +569,7 @@ class _ServerLink(_Link):
                 context.end()
         elif kind == ERROR:   # a message this end refused: its call ends with the error
             self._streams.pop(call_id, None)
-            self._calls.setdefault(call_id, _Context())
+            self._calls.setdefault(call_id, _Context(self._peer_pid))
             self._end(call_id, ERROR, body)
         else:
             return self._start(call_id, kind, method, body)
@@ -580,7 +598,7 @@ class _ServerLink(_Link):
             self.send(call_id, ERROR, _error_body(errors.from_code(
                 errors.UNIMPLEMENTED, f"No method {index} for a message of kind {kind}")))
             return None
-        context = self._calls[call_id] = _Context()
+        context = self._calls[call_id] = _Context(self._peer_pid)
         if descriptor.client_streaming:
             self._streams[call_id] = descriptor, entry[1](context)
             self._receive(call_id, *self._streams[call_id], body)

@@ -99,9 +99,18 @@ class _Connection:
             log.info("Calling %s over gRPC: %s", self.where, err.message)
             return None
 
-    def shared_memory(self, options):
-        """Whether tensors to and from this task may go through shared memory."""
-        return options.shared_memory and shm.can_map(self.status().peer)
+    def lend_to(self, options):
+        """The task's pid, to lend it blocks, if tensors to and from it may go through shared
+        memory, else None: only over its Unix socket, where the kernel names the process at
+        the other end."""
+        peer = self.status().peer   # first: it picks the channel
+        if options.shared_memory and shm.can_map(peer):
+            return self.channel.peer_pid
+        return None
+
+    def released(self):
+        """The leases of this task's blocks that this process has ended."""
+        return wire.released.take((self.channel.peer_pid, self.status().peer.instance))
 
     def close(self):
         if self.channel is not self._grpc:
@@ -204,15 +213,15 @@ class _GraphCall:
         self._graph_handle = graph_handle
         self._step = step
         _, feeds, options = worker._graphs[graph_handle]
-        shared = worker.shared_memory(options)
+        lend_to = worker.lend_to(options)
         request = worker_pb2.RunGraphRequest(
             graph_handle=graph_handle, step_id=step.id, trace=step.stats is not None,
-            peer=shm.local_peer(), accept_shared=shared,
-            released=wire.released.take(worker.status().peer.instance))
+            peer=shm.local_peer(), accept_shared=lend_to is not None,
+            released=worker.released())
         remaining = step.remaining()
         if remaining is not None:
             request.timeout_in_ms = max(1, int(remaining * 1000))
-        out = wire.Outgoing(shared=shared)
+        out = wire.Outgoing(lend_to)
         for name in feeds:
             out.add(request.send.add(), name, step.feeds[name])
         self._request = out.frame(request)
@@ -247,8 +256,9 @@ class _GraphCall:
                 step.abort(err)
                 return
             response, payload = wire.unframe(data, worker_pb2.RunGraphResponse)
-            shm.block_pool().give_back(response.released)
-            self._incoming = wire.Incoming(payload, writable=True, reply=True)
+            shm.block_pool().give_back(self._worker.channel.peer_pid, response.released)
+            self._incoming = wire.Incoming(payload, self._worker.channel.peer_pid,
+                                           writable=True, reply=True)
             for tensor in response.recv:
                 step.fetched[int(tensor.name)] = _fetched(self._incoming.value(tensor))
             if step.stats is not None:
@@ -297,7 +307,8 @@ class _PushStream:
     """The stream of tensors to one peer: one message per step and flush."""
 
     def __init__(self, worker):
-        self._owner = worker.status(wait=False).peer.instance
+        worker.status(wait=False)   # picks the channel; a task that is not up fails at once
+        self._worker = worker
         self._where = worker.where
         self._accept_shared = False
         self.error = None
@@ -308,8 +319,8 @@ class _PushStream:
     def send(self, step_id, tensors, options):
         if self.error is not None:
             raise self.error
-        push = worker_pb2.TensorPush(step_id=step_id, released=wire.released.take(self._owner))
-        out = wire.Outgoing(shared=self._accept_shared and options.shared_memory,
+        push = worker_pb2.TensorPush(step_id=step_id, released=self._worker.released())
+        out = wire.Outgoing(self._worker.lend_to(options) if self._accept_shared else None,
                             float_type=options.float_type)
         for key, value in tensors:
             out.add(push.tensor.add(), key, value)
@@ -318,7 +329,7 @@ class _PushStream:
     def _acked(self, data):
         ack, _ = wire.unframe(data, worker_pb2.TensorPushAck)
         self._accept_shared = self._accept_shared or ack.accept_shared
-        shm.block_pool().give_back(ack.released)
+        shm.block_pool().give_back(self._worker.channel.peer_pid, ack.released)
 
     def _ended(self, error):
         self.error = error or UnavailableError(None, None, f"{self._where} closed the "
@@ -395,14 +406,14 @@ class RemoteMaster(_Connection):
             config, transfer = self._options[handle]
         except KeyError:  # closed by another thread meanwhile
             raise CancelledError(None, None, "Session has been closed.") from None
-        shared = self.shared_memory(transfer)
+        lend_to = self.lend_to(transfer)
         request = master_pb2.RunStepRequest(
             session_handle=handle, fetch=fetches, target=targets,
-            want_metadata=run_metadata is not None, peer=shm.local_peer(), accept_shared=shared,
-            released=wire.released.take(self.status().peer.instance))
+            want_metadata=run_metadata is not None, peer=shm.local_peer(),
+            accept_shared=lend_to is not None, released=self.released())
         if options is not None:
             request.options.CopyFrom(options)
-        out = wire.Outgoing(shared=shared)
+        out = wire.Outgoing(lend_to)
         for name, value in feeds.items():
             out.add(request.feed.add(), name, value)
         limit = deadline_seconds(options.timeout_in_ms if options is not None
@@ -411,8 +422,8 @@ class RemoteMaster(_Connection):
             "RunStep", request, master_pb2.RunStepResponse, out.payloads,
             # the master's own backstop for its tasks comes first
             timeout=None if limit is None else limit + 2 * GRACE_SECONDS)
-        shm.block_pool().give_back(response.released)
-        incoming = wire.Incoming(payload, writable=True, reply=True)
+        shm.block_pool().give_back(self.channel.peer_pid, response.released)
+        incoming = wire.Incoming(payload, self.channel.peer_pid, writable=True, reply=True)
         values = [_fetched(incoming.value(tensor)) for tensor in response.tensor]
         self.fetch_streams(incoming)
         if run_metadata is not None:

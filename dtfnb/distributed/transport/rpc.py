@@ -183,6 +183,10 @@ class GrpcChannel:
     """Calls to one task's services over gRPC. Every failure is an OpError naming `where`;
     local.LocalChannel has the same methods."""
 
+    # No process is known at the other end (it may be on any host), so nothing it sends
+    # may name shared memory.
+    peer_pid = None
+
     def __init__(self, address, security, where):
         self.where = where
         self._channel = security.channel(address)

@@ -63,16 +63,18 @@ class WorkerServicer:
         return worker_pb2.DeregisterGraphResponse(), ()
 
     def RunGraph(self, request, payload, context):
-        shm.block_pool().give_back(request.released)
-        feeds = wire.Incoming(payload).values(request.send)
+        shm.block_pool().give_back(context.peer_pid, request.released)
+        feeds = wire.Incoming(payload, context.peer_pid).values(request.send)
         stats = StepStatsCollector() if request.trace else None
         step = Step(request.timeout_in_ms, feeds, stats, step_id=request.step_id)
         step.copy_fetches = False  # encoding them copies anyway
         with _Cancellation(context, "The master cancelled the step") as cancellation:
             cancellation.started(step)
             self._worker.run_graph(request.graph_handle, step)
-        response = worker_pb2.RunGraphResponse(released=wire.released.take(request.peer.instance))
-        out = wire.Outgoing(shared=request.accept_shared, tickets=self._tickets)
+        response = worker_pb2.RunGraphResponse(
+            released=wire.released.take((context.peer_pid, request.peer.instance)))
+        out = wire.Outgoing(context.peer_pid if request.accept_shared else None,
+                            tickets=self._tickets)
         for position, value in step.fetched.items():
             out.add(response.recv.add(), str(position), value)
         if stats is not None:
@@ -82,7 +84,7 @@ class WorkerServicer:
     def RecvTensor(self, context):
         """A client stream of pushes: returns what takes each message, in order, and
         returns the acks to send back."""
-        return _PushReceiver(self._worker).receive
+        return _PushReceiver(self._worker, context.peer_pid).receive
 
     def FetchTensor(self, request, payload, context):
         for chunk in self._tickets.chunks(request.ticket):
@@ -138,8 +140,9 @@ class _Cancellation:
 
 
 class _PushReceiver:
-    def __init__(self, worker):
+    def __init__(self, worker, peer_pid):
         self._worker = worker
+        self._peer_pid = peer_pid
         self._peer = None
 
     def receive(self, data):
@@ -148,12 +151,13 @@ class _PushReceiver:
         if push.HasField("peer"):
             self._peer = push.peer
             acks.append(wire.frame(worker_pb2.TensorPushAck(
-                accept_shared=shm.can_map(self._peer))))
-        shm.block_pool().give_back(push.released)
-        incoming = wire.Incoming(payload)
+                accept_shared=self._peer_pid is not None and shm.can_map(self._peer))))
+        shm.block_pool().give_back(self._peer_pid, push.released)
+        incoming = wire.Incoming(payload, self._peer_pid)
         for tensor in push.tensor:
             self._worker.deliver(push.step_id, tensor.name, incoming.value(tensor))
-        back = wire.released.take(self._peer.instance) if self._peer is not None else ()
+        back = (wire.released.take((self._peer_pid, self._peer.instance))
+                if self._peer is not None else ())
         if back:
             acks.append(wire.frame(worker_pb2.TensorPushAck(released=back)))
         return acks
@@ -174,16 +178,18 @@ class MasterServicer:
         return master_pb2.ExtendSessionResponse(new_graph_version=request.graph_def.version), ()
 
     def RunStep(self, request, payload, context):
-        shm.block_pool().give_back(request.released)
-        feeds = wire.Incoming(payload).values(request.feed)
+        shm.block_pool().give_back(context.peer_pid, request.released)
+        feeds = wire.Incoming(payload, context.peer_pid).values(request.feed)
         options = request.options if request.HasField("options") else None
         metadata = config_pb2.RunMetadata() if request.want_metadata else None
         with _Cancellation(context, "The client cancelled the step") as cancellation:
             values = self._master.run_step(request.session_handle, feeds, list(request.fetch),
                                            list(request.target), options, metadata,
                                            cancellation.started)
-        response = master_pb2.RunStepResponse(released=wire.released.take(request.peer.instance))
-        out = wire.Outgoing(shared=request.accept_shared, tickets=self._tickets)
+        response = master_pb2.RunStepResponse(
+            released=wire.released.take((context.peer_pid, request.peer.instance)))
+        out = wire.Outgoing(context.peer_pid if request.accept_shared else None,
+                            tickets=self._tickets)
         for position, value in enumerate(values):
             out.add(response.tensor.add(), str(position), value)
         if metadata is not None:
@@ -238,11 +244,25 @@ def _parsed(method, request_type, streaming):
     return handle
 
 
+class _GrpcCall:
+    """A gRPC call's context as handlers see it: gRPC's, with no process known to have
+    sent the call (peer_pid): it may come from any host, so it may name no shared memory."""
+
+    __slots__ = ("_context",)
+    peer_pid = None
+
+    def __init__(self, context):
+        self._context = context
+
+    def __getattr__(self, name):
+        return getattr(self._context, name)
+
+
 def _grpc_handler(descriptor, handler):
     if descriptor.client_streaming:
         def serve_stream(requests, context):
             try:
-                receive = handler(context)
+                receive = handler(_GrpcCall(context))
                 for data in requests:
                     yield from receive(data)
             except OpError as err:
@@ -251,14 +271,14 @@ def _grpc_handler(descriptor, handler):
     if descriptor.server_streaming:
         def serve_chunks(data, context):
             try:
-                yield from handler(data, context)
+                yield from handler(data, _GrpcCall(context))
             except OpError as err:
                 rpc.abort_with(context, err)
         return grpc.unary_stream_rpc_method_handler(serve_chunks)
 
     def serve(data, context):
         try:
-            return handler(data, context)
+            return handler(data, _GrpcCall(context))
         except OpError as err:
             rpc.abort_with(context, err)
     return grpc.unary_unary_rpc_method_handler(serve)

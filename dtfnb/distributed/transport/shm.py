@@ -8,11 +8,14 @@ block: a fresh block costs page faults (1.5 GB/s), a reused one 7-8 GB/s.
 (same host, same pid namespace, permission); where it cannot, or off Linux, the
 transport sends the bytes inline. Nothing here knows gRPC.
 
-A peer names a block by pid and fd, so a hostile one could name a file it still
-controls: every block is sealed against shrinking and growing, and a receiver maps
-only sealed blocks (a mapping over a file that shrinks would crash it with SIGBUS
-when touched). $DTFNB_SHARED_MEMORY=0 switches shared memory off in a process: it
-then neither offers its blocks nor maps any other's.
+A peer names a block by pid and fd, so a receiver maps only blocks of the process
+that sent the slice, as the kernel names it (SO_PEERCRED on a Unix socket; none
+from a sender it does not name): a peer must not make a task read another process's
+memory and serve it back, nor plant its block where another's is expected. A peer
+could also name a file it still controls: every block is sealed against shrinking
+and growing, and a receiver maps only sealed blocks (a mapping over a file that
+shrinks would crash it with SIGBUS when touched). $DTFNB_SHARED_MEMORY=0 switches
+shared memory off in a process: it then neither offers its blocks nor maps any other's.
 """
 
 import atexit
@@ -137,7 +140,7 @@ class _Block:
         self.mm = mmap.mmap(self.file.fileno(), size)
         self.size = size
         self.address = np.frombuffer(self.mm, np.uint8, 0).ctypes.data
-        self.leases = 0      # receivers that may still read it
+        self.leases = collections.Counter()   # receiver pid -> its leases: who may read it
         self.array = None    # a weak reference to the local array it holds, if any
         self.array_id = None
 
@@ -148,6 +151,10 @@ class _Block:
 
 class BlockPool:
     """The sending side: lends blocks to receivers, and reuses them once given back.
+
+    A receiver is the pid of a process that the kernel named (see Mappings.view), and
+    only it ends its own leases: another peer that names the block cannot free it for
+    reuse while the receiver still reads it.
 
     A block holds either a copy of a lent array, or an array made here by `empty` that
     is lent as it is, with no copy: its owner promises never to change it in place (a
@@ -187,49 +194,53 @@ class BlockPool:
         weakref.finalize(array, self._dead_arrays.append, block.id).atexit = False
         return array
 
-    def lend(self, array):
-        """The `SharedSlice` of a block holding `array` (any layout, as C order): its own
-        if `empty` made it, else a copy. None when shared memory is unavailable or
-        over the limit: send inline then."""
+    def lend(self, array, receiver):
+        """The `SharedSlice` of a block holding `array` (any layout, as C order), leased to
+        the process `receiver` (a pid): the block is `array`'s own if `empty` made it, else
+        a copy. None when shared memory is unavailable or over the limit: send inline
+        then."""
         if not enabled():
             return None
         array = np.asarray(array)
-        block = self._holding(array)
+        block = self._holding(array, receiver)
         if block is None:
             with self._lock:
                 block = self._use(self._page_multiple(array.nbytes))
                 if block is None:
                     return None
-                block.leases = 1
+                block.leases[receiver] = 1
             try:  # the copy runs outside the lock: other threads lend meanwhile
                 np.ndarray(array.shape, array.dtype, buffer=block.mm)[...] = array
             except BaseException:
-                self.give_back([block.id])
+                self.give_back(receiver, [block.id])
                 raise
         peer = local_peer()
         return wire_pb2.SharedSlice(owner=peer.instance, pid=peer.pid, fd=block.file.fileno(),
                                     block_id=block.id, block_size=block.size,
                                     read_only=block.array is not None)
 
-    def _holding(self, array):
+    def _holding(self, array, receiver):
         """The block of an array `empty` made (a C-ordered view of all of it counts),
-        with one more lease; None for any other array."""
+        with one more lease of `receiver`; None for any other array."""
         root = array.base if isinstance(array.base, np.ndarray) else array
         with self._lock:
             block = self._by_array.get(id(root))
             if (block is None or block.array is None or block.array() is not root
                     or not array.flags.c_contiguous or array.ctypes.data != block.address):
                 return None
-            block.leases += 1
+            block.leases[receiver] += 1
             return block
 
-    def give_back(self, block_ids):
-        """Ends one lease of each block; unknown or already given back ids are ignored."""
+    def give_back(self, receiver, block_ids):
+        """Ends one lease of `receiver` (a pid, or None: no process) on each block; ids of
+        blocks it holds no lease on are ignored."""
         with self._lock:
             for block_id in block_ids:
                 block = self._in_use.get(block_id)
-                if block is not None and block.leases:
-                    block.leases -= 1
+                if block is not None and block.leases[receiver]:
+                    block.leases[receiver] -= 1
+                    if not block.leases[receiver]:
+                        del block.leases[receiver]
                     self._free_if_unused(block)
             self._trim(self.limit_bytes // 2)
 
@@ -266,7 +277,7 @@ class BlockPool:
         return block
 
     def _free_if_unused(self, block):
-        if block.leases == 0 and block.array is None:
+        if not block.leases and block.array is None:
             del self._in_use[block.id]
             self._used_bytes -= block.size
             self._free[block.id] = block
@@ -303,30 +314,41 @@ class BlockPool:
 class Mappings:
     """The receiving side: zero-copy arrays over other processes' blocks.
 
-    Mappings are cached per block for later transfers; beyond `limit_bytes`,
-    those no array uses any more are closed, least recently used first.
+    Mappings are cached per block for later transfers, keyed by the verified pid of
+    its owner, and the owner's instance (a pid may come back as another process);
+    beyond `limit_bytes`, those no array uses any more are closed, least recently
+    used first.
     """
 
     def __init__(self, limit_bytes=4 << 30):
         self.limit_bytes = limit_bytes
         self._lock = threading.Lock()
-        self._maps = {}     # (owner, block_id) -> mmap, least recently used first
+        self._maps = {}     # (pid, owner, block_id) -> mmap, least recently used first
         self._bytes = 0
 
-    def view(self, shared, dtype, shape, on_release):
-        """A writable array over the start of the block of `shared` (a `SharedSlice`).
+    def view(self, shared, sender, dtype, shape, on_release):
+        """A writable array over the start of the block of `shared` (a `SharedSlice`),
+        which the process `sender` sent: its pid from the kernel, None if unknown.
 
         `on_release(block_id)` runs once when no array made by this call is alive;
         it may run in any thread, from the garbage collector: keep it cheap. A slice
-        that names no block this process may map, or that does not fit its block, is
-        the sender's error: InvalidArgumentError (never retried, as unavailable would be).
+        that names no block of `sender`, or that does not fit its block, is the sender's
+        error: InvalidArgumentError (never retried, as unavailable would be).
         """
         if not enabled():
             raise InvalidArgumentError(None, None, "Shared memory is switched off in this "
                                        f"process (${SWITCH_VARIABLE}=0): send tensors inline")
+        if sender is None:
+            raise InvalidArgumentError(None, None, "Shared memory is accepted only over the "
+                                       "Unix socket of a task on this host: send tensors "
+                                       "inline")
+        if shared.pid != sender:
+            raise InvalidArgumentError(None, None, f"A shared block of process {shared.pid} "
+                                       f"came from process {sender}: a process may send "
+                                       "only its own blocks")
         dtype = np.dtype(dtype)
         nbytes = math.prod(shape) * dtype.itemsize
-        key = (shared.owner, shared.block_id)
+        key = (sender, shared.owner, shared.block_id)
         with self._lock:
             mm = self._maps.pop(key, None)  # popped and put back: now the most recent
             if mm is None:

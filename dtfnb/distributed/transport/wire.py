@@ -3,7 +3,8 @@
 A message is a 4-byte length, a protobuf header, then the raw bytes of the inline
 tensors the header lists, in order. Large tensors between tasks on one host go
 through the sender's shared-memory blocks instead; the receiver uses them in place
-and gives each lease back with a later message to the owner.
+and gives each lease back with a later message to the owner. A block's owner is
+(pid, instance): the pid the kernel gave for the connection that brought the slice.
 """
 
 import collections
@@ -86,14 +87,15 @@ def unframe(data, header_type):
 class Outgoing:
     """Writes tensors into WireTensor entries and collects the inline bytes behind them.
 
-    `shared`: the receiver can map this process's blocks. `float_type`: a narrower
-    DType for float32 tensors (the transfer compression of the session's config).
-    `tickets`: large tensors of a reply wait there for the receiver to stream them.
+    `receiver`: the pid of the receiving process, as the kernel names it, if it can map
+    this process's blocks (else None). `float_type`: a narrower DType for float32
+    tensors (the transfer compression of the session's config). `tickets`: large
+    tensors of a reply wait there for the receiver to stream them.
     """
 
-    def __init__(self, shared=False, float_type=None, tickets=None):
+    def __init__(self, receiver=None, float_type=None, tickets=None):
         self.payloads = []
-        self._shared = shared
+        self._receiver = receiver
         self._float_type = float_type
         self._tickets = tickets
 
@@ -111,8 +113,8 @@ class Outgoing:
         if self._float_type is not None and array.dtype == _FLOAT32:
             array = array.astype(self._float_type.as_numpy_dtype)
             wire.wire_dtype = self._float_type.as_datatype_enum
-        if self._shared and array.nbytes >= shm.nbytes_threshold:
-            lease = shm.block_pool().lend(array)
+        if self._receiver is not None and array.nbytes >= shm.nbytes_threshold:
+            lease = shm.block_pool().lend(array, self._receiver)
             if lease is not None:
                 wire.shared.CopyFrom(lease)
                 return
@@ -131,14 +133,16 @@ class Incoming:
 
     Inline tensors are views of the message (read-only) unless `writable`, which
     copies them; shared ones are writable views of the sender's block, except read-only
-    ones (the sender's own arrays), which `writable` copies too. Only a `reply` (to a
-    call of ours) may hold streamed ones: zeroed arrays listed in `streams` as (ticket,
-    array), for the caller to fill; a request naming one is refused, since nothing
-    would ever fill it.
+    ones (the sender's own arrays), which `writable` copies too. `sender`: the pid of the
+    process that sent the message, as the kernel names it (None over gRPC): shared ones
+    must be its own blocks. Only a `reply` (to a call of ours) may hold streamed ones:
+    zeroed arrays listed in `streams` as (ticket, array), for the caller to fill; a
+    request naming one is refused, since nothing would ever fill it.
     """
 
-    def __init__(self, payload, writable=False, reply=False):
+    def __init__(self, payload, sender=None, writable=False, reply=False):
         self._payload = payload
+        self._sender = sender
         self._offset = 0
         self._writable = writable
         self._reply = reply
@@ -170,8 +174,8 @@ class Incoming:
             if wire.shared.block_size < nbytes:
                 raise InvalidArgumentError(None, None, f"Tensor {wire.name} of {nbytes} bytes "
                                            f"does not fit its block of {wire.shared.block_size}")
-            array = shm.mappings().view(wire.shared, np_dtype, shape,
-                                        released.callback(wire.shared.owner))
+            array = shm.mappings().view(wire.shared, self._sender, np_dtype, shape,
+                                        released.callback((self._sender, wire.shared.owner)))
             if wire.shared.read_only:  # the sender's own array: never written to
                 array = array.copy() if self._writable else _read_only(array)
         elif location == "stream_ticket":
@@ -233,7 +237,8 @@ def _shape(dims, name):
 
 
 class Releases:
-    """Leases of other processes' blocks that this process no longer uses, by owner.
+    """Leases of other processes' blocks that this process no longer uses, by owner
+    ((pid, instance): a peer that only claims another's instance takes none of its).
 
     The garbage collector fills it (an array over a block died); since that may happen
     anywhere, even inside `take` on the same thread, it only appends to a deque, never
