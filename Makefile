@@ -31,7 +31,7 @@ lint: setup
 # Then the tutorials: nbval runs every cell of notebooks/ and compares the outputs of
 # cells marked NBVAL_CHECK_OUTPUT; they were saved without CUDA, so CUDA is hidden.
 test: lint
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=15
 	CUDA_VISIBLE_DEVICES= $(PY) -m pytest -q --nbval-lax --nbval-current-env \
 		--nbval-sanitize-with notebooks/sanitize.cfg notebooks/
 
