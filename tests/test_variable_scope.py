@@ -1,5 +1,9 @@
 """tf.variable_scope, tf.get_variable and the initializers, with TensorFlow 1's rules and errors."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -263,3 +267,21 @@ def test_seeded_initializers_are_reproducible():
     a = _sample(init, [4, 4])
     b = _sample(init, [4, 4])
     np.testing.assert_array_equal(a, b)
+
+
+def test_creating_twice_names_user_code_in_a_folder_named_dtfnb(tmp_path):
+    # A clone of the repository is a folder named dtfnb: its scripts are still the user's.
+    script = tmp_path / "dtfnb" / "model.py"
+    script.parent.mkdir()
+    script.write_text(
+        "import dtfnb as tf\n"
+        "tf.get_variable('v', [1])\n"
+        "try:\n"
+        "    tf.get_variable('v', [1])\n"
+        "except ValueError as err:\n"
+        "    print(err)\n")
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(tf.__file__)))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=repo), timeout=60, check=True).stdout
+    assert "Originally defined at:" in out
+    assert f'File "{script}", line 2' in out

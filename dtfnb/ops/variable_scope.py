@@ -11,6 +11,7 @@ import contextlib
 import enum
 import functools
 import inspect
+import os
 import traceback
 
 from dtfnb.base import dtypes
@@ -153,9 +154,15 @@ def _takes_no_arguments(fn):
                for p in params)
 
 
+# The package's own folder: a user's code may sit in any folder, one named dtfnb included
+# (a clone of this repository is one).
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
 def _user_traceback():
     """The last five frames outside dtfnb, innermost first, as TensorFlow shows them."""
-    frames = [f for f in traceback.extract_stack()[:-1] if "/dtfnb/" not in f.filename]
+    frames = [f for f in traceback.extract_stack()[:-1]
+              if not os.path.abspath(f.filename).startswith(_PACKAGE_DIR)]
     return "".join(traceback.format_list(frames[::-1][:5]))
 
 
