@@ -392,3 +392,14 @@ def test_concurrent_first_runs_after_the_graph_grew_lose_nothing(where):
             errors, got = _first_runs_at_once(sess, 100)
             assert errors == [], f"round {round_}: {errors[:3]}"
             assert sorted(got) == list(range(100)), f"round {round_}"
+
+
+def test_names_may_be_bytes_as_in_tensorflow():
+    c = tf.constant(3.0, name="c")
+    x = tf.placeholder(tf.float32, name="x")
+    y = x * 2
+    assert tf.get_default_graph().as_graph_element(b"c:0") is c
+    with tf.Session() as sess:
+        assert sess.run(b"c:0") == 3.0
+        assert sess.run(b"c") is None
+        assert sess.run(y, {b"x:0": 1.0}) == 2.0

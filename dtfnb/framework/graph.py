@@ -266,6 +266,8 @@ class Graph:
             if isinstance(obj, Operation) and not allow_operation:
                 raise ValueError(f"Can not convert an Operation into a Tensor: {obj.name}")
             return obj
+        if isinstance(obj, bytes):  # as TensorFlow's compat.as_str
+            obj = obj.decode()
         if isinstance(obj, str):
             return self._element_by_name(obj, allow_tensor, allow_operation)
         wanted = " or ".join(kind for kind, allowed in (("Tensor", allow_tensor),
