@@ -133,8 +133,8 @@ def test_slice_and_range_producers_keep_rows_together():
 def test_batch_drops_the_short_remainder_unless_asked(items, size, batches):
     value = tf.train.range_input_producer(items, num_epochs=1, shuffle=False).dequeue()
     batch = tf.train.batch([value], batch_size=size)
-    assert batch[0].shape.as_list() == [size]
-    assert batch[0].op.inputs[0].op.name == "batch/fifo_queue"
+    assert batch.shape.as_list() == [size]  # one component: a tensor, as in TensorFlow
+    assert batch.op.inputs[0].op.name == "batch/fifo_queue"
     with tf.Session() as sess:
         sess.run(tf.local_variables_initializer())
         coord = tf.train.Coordinator()
@@ -170,10 +170,22 @@ def test_batch_join_and_enqueue_many():
     with tf.Session() as sess:
         coord = tf.train.Coordinator()
         threads = tf.train.start_queue_runners(sess, coord=coord)
-        (rows,) = sess.run(batch)
+        rows = sess.run(batch)
         coord.request_stop()
         coord.join(threads, stop_grace_period_secs=5)
     assert rows.shape == (4, 2) and set(rows[:, 0]) <= {1, 2, 3, 4}
+
+
+def test_batching_one_component_gives_a_tensor_and_several_a_list():
+    value = tf.constant(1.0)
+    assert isinstance(tf.train.batch([value], 2), tf.Tensor)
+    assert isinstance(tf.train.batch((value,), 2), tf.Tensor)
+    assert isinstance(tf.train.shuffle_batch([value], 2, 10, 2), tf.Tensor)
+    assert isinstance(tf.train.batch_join([[value], [value]], 2), tf.Tensor)
+    assert isinstance(tf.train.shuffle_batch_join([[value], [value]], 2, 10, 2), tf.Tensor)
+    assert isinstance(tf.train.batch([value], 2, dynamic_pad=True), tf.Tensor)
+    assert [type(t) for t in tf.train.batch([value, value], 2)] == [tf.Tensor, tf.Tensor]
+    assert list(tf.train.batch({"a": value}, 2)) == ["a"]
 
 
 def test_threads_end_when_the_coordinator_stops():

@@ -92,7 +92,8 @@ def _flatten(tensors):
         keys = sorted(tensors)
         return [tensors[k] for k in keys], lambda out: dict(zip(keys, out))
     if isinstance(tensors, (list, tuple)):
-        return list(tensors), lambda out: out
+        # One component comes back as a tensor, as TensorFlow's dequeue gives it.
+        return list(tensors), lambda out: out if len(out) > 1 else out[0]
     return [tensors], lambda out: out[0]
 
 
