@@ -6,6 +6,7 @@ import time
 import pytest
 
 import dtfnb as tf
+from tests.conftest import poll_for
 
 
 def test_threads_stop_when_one_requests_it():
@@ -77,3 +78,56 @@ def test_wait_for_stop_and_raise_requested_exception():
     assert coord.wait_for_stop(5)
     with pytest.raises(OSError, match="disk"):
         coord.raise_requested_exception()
+
+
+def test_a_looper_thread_calls_its_target_on_a_timer_until_the_stop():
+    coord = tf.train.Coordinator()
+    calls = []
+    looper = tf.train.LooperThread.loop(coord, 0.01, target=calls.append, args=("tick",))
+    assert looper.daemon and looper.is_alive()
+    poll_for(lambda: len(calls) >= 3)
+    coord.request_stop()
+    coord.join()
+    assert not looper.is_alive() and calls[:3] == ["tick"] * 3
+
+
+def test_a_looper_subclass_starts_loops_back_to_back_and_stops():
+    class Counter(tf.train.LooperThread):
+        def __init__(self, coord):
+            super().__init__(coord, None)
+            self.events = []
+
+        def start_loop(self):
+            self.events.append("start")
+
+        def run_loop(self):
+            self.events.append("loop")
+            if self.events.count("loop") == 5:
+                self._coord.request_stop()
+
+        def stop_loop(self):
+            self.events.append("stop")
+
+    coord = tf.train.Coordinator()
+    counter = Counter(coord)
+    counter.start()
+    coord.join()
+    assert counter.events == ["start"] + ["loop"] * 5 + ["stop"]
+
+
+def test_an_error_in_a_looper_thread_stops_the_coordinator_and_is_raised_by_join():
+    coord = tf.train.Coordinator()
+
+    def fail():
+        raise RuntimeError("boom")
+
+    tf.train.LooperThread.loop(coord, None, target=fail)
+    with pytest.raises(RuntimeError, match="boom"):
+        coord.join()
+
+
+def test_looper_thread_arguments_are_checked_as_in_tensorflow():
+    with pytest.raises(ValueError, match="'coord' argument must be a Coordinator"):
+        tf.train.LooperThread(None, 1)
+    with pytest.raises(ValueError, match="require that you also pass 'target'"):
+        tf.train.LooperThread(tf.train.Coordinator(), 1, args=(1,))

@@ -25,7 +25,7 @@ from dtfnb.train.checkpoint_management import (
     remove_checkpoint,
     update_checkpoint_state,
 )
-from dtfnb.train.coordinator import Coordinator
+from dtfnb.train.coordinator import Coordinator, LooperThread
 from dtfnb.train.device_setter import (
     GreedyLoadBalancingStrategy,
     byte_size_load_fn,

@@ -101,3 +101,70 @@ class Coordinator:
             exc_info = self._exc_info_to_raise
         if exc_info is not None:
             raise exc_info[1].with_traceback(exc_info[2])
+
+
+class LooperThread(threading.Thread):
+    """A thread that calls `run_loop()` again and again until its coordinator stops:
+    every `timer_interval_secs` seconds, or back to back when that is None. As in
+    TensorFlow, it is a daemon registered with the coordinator, and an exception in it
+    requests a stop (kept for `coord.join()`).
+
+    Either pass `target` (called with `args` and `kwargs` as the loop body) or subclass
+    and override `run_loop`, and optionally `start_loop` and `stop_loop`:
+
+    ```python
+    coord = tf.train.Coordinator()
+    tf.train.LooperThread.loop(coord, 10, target=print_progress)  # every 10 s
+    ...
+    coord.request_stop()
+    coord.join()
+    ```
+    """
+
+    def __init__(self, coord, timer_interval_secs, target=None, args=None, kwargs=None):
+        if not isinstance(coord, Coordinator):
+            raise ValueError(f"'coord' argument must be a Coordinator: {coord}")
+        super().__init__()
+        self.daemon = True
+        self._coord = coord
+        self._timer_interval_secs = timer_interval_secs
+        self._target = target
+        if target is not None:
+            self._args = args or ()
+            self._kwargs = kwargs or {}
+        elif args or kwargs:
+            raise ValueError("'args' and 'kwargs' argument require that you also pass "
+                             "'target'")
+        self._coord.register_thread(self)
+
+    @classmethod
+    def loop(cls, coord, timer_interval_secs, target, args=None, kwargs=None):
+        """Starts a LooperThread calling `target(*args, **kwargs)`; returns it."""
+        looper = cls(coord, timer_interval_secs, target=target, args=args, kwargs=kwargs)
+        looper.start()
+        return looper
+
+    def run(self):
+        with self._coord.stop_on_exception():
+            self.start_loop()
+            if self._timer_interval_secs is None:
+                while not self._coord.should_stop():
+                    self.run_loop()
+            else:
+                # Times kept from the start, so that a slow body does not shift the beat.
+                next_time = time.time()
+                while not self._coord.wait_for_stop(max(0.0, next_time - time.time())):
+                    next_time += self._timer_interval_secs
+                    self.run_loop()
+            self.stop_loop()
+
+    def start_loop(self):
+        """Called once when the thread starts."""
+
+    def stop_loop(self):
+        """Called once when the loop ends (not after an exception)."""
+
+    def run_loop(self):
+        """The loop body: calls `target`, unless a subclass overrides it."""
+        if self._target is not None:
+            self._target(*self._args, **self._kwargs)
