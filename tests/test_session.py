@@ -403,3 +403,15 @@ def test_names_may_be_bytes_as_in_tensorflow():
         assert sess.run(b"c:0") == 3.0
         assert sess.run(b"c") is None
         assert sess.run(y, {b"x:0": 1.0}) == 2.0
+
+
+def test_make_callable_takes_run_options_only_when_asked():
+    c = tf.constant(2.0)
+    with tf.Session() as sess:
+        with pytest.raises(TypeError, match="options"):
+            sess.make_callable(c)(options=tf.RunOptions())
+        traced = sess.make_callable(c, accept_options=True)
+        metadata = tf.RunMetadata()
+        assert traced(options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+                      run_metadata=metadata) == 2.0
+        assert len(metadata.step_stats.dev_stats) > 0

@@ -105,10 +105,11 @@ class BaseSession:
             entry = self._mappers[key] = (FetchMapper(self._graph, fetches), fetches)
         return self._run(entry[0], feed_dict, options, run_metadata)
 
-    def make_callable(self, fetches, feed_list=None):
+    def make_callable(self, fetches, feed_list=None, accept_options=False):
         """A function running `fetches` with positional values for `feed_list`. As in
         TensorFlow, the fetches are checked once, here, and not at every call (a queue
-        runner's loop calls it for every element)."""
+        runner's loop calls it for every element). With `accept_options` it also takes
+        `options=` and `run_metadata=` keywords."""
         mapper = FetchMapper(self._graph, fetches)
         feed_list = list(feed_list or [])
 
@@ -116,7 +117,9 @@ class BaseSession:
             self._check_open()
             return self._run(mapper, dict(zip(feed_list, args)), options, run_metadata)
 
-        return call
+        if accept_options:
+            return call
+        return lambda *args: call(*args)  # any keyword is a TypeError, as in TensorFlow
 
     def _check_open(self):
         if self._closed:
