@@ -320,3 +320,37 @@ def test_session_close_cancels_reads_waiting_for_a_file_or_for_their_turn():
         thread.join(5)
     assert not any(t.is_alive() for t in threads)
     assert [type(e) for e in errors] == [tf.errors.CancelledError] * 2
+
+
+def test_match_filenames_once_feeds_a_reader_pipeline(tmp_path):
+    for name, lines in [("b.csv", "3\n4\n"), ("a.csv", "1\n2\n"), ("notes.txt", "x\n")]:
+        (tmp_path / name).write_text(lines)
+    files = tf.train.match_filenames_once(str(tmp_path / "*.csv"))
+    assert files.name == "matching_filenames:0"
+    assert tf.local_variables() == [files] and tf.global_variables() == []
+    queue = tf.train.string_input_producer(files, num_epochs=1, shuffle=False)
+    _, line = tf.TextLineReader().read(queue)
+    with tf.Session() as sess:
+        sess.run(tf.local_variables_initializer())
+        assert sess.run(files).tolist() == [str(tmp_path / n).encode() for n in ("a.csv", "b.csv")]
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(sess, coord=coord)
+        got = []
+        with pytest.raises(tf.errors.OutOfRangeError):
+            while True:
+                got.append(sess.run(line))
+        coord.request_stop()
+        coord.join(threads)
+    assert got == [b"1", b"2", b"3", b"4"]
+
+
+def test_matching_files_takes_a_glob_or_a_vector_of_them(tmp_path):
+    for name in ("a.csv", "b.txt"):
+        (tmp_path / name).write_text("")
+    both = tf.matching_files([str(tmp_path / "b*"), str(tmp_path / "a*")])
+    none = tf.matching_files(str(tmp_path / "missing" / "*"))
+    with tf.Session() as sess:
+        assert sess.run(both).tolist() == [str(tmp_path / n).encode() for n in ("a.csv", "b.txt")]
+        assert sess.run(none).shape == (0,)
+    with pytest.raises(ValueError, match="Shape must be at most rank 1 but is rank 2"):
+        tf.matching_files([["a"]])

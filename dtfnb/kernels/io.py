@@ -5,6 +5,7 @@ its session's kernel, named `_<process counter>_<node name>`; with one it lives 
 the device's ResourceMgr, shared by every session and client of the task.
 """
 
+import glob
 
 import numpy as np
 
@@ -67,3 +68,10 @@ def _num_work_units_completed(ctx, step, reader):
 @register_kernel("ReaderResetV2", device="CPU", blocking=True)
 def _reset(ctx, step, reader):
     reader.reset(step)
+
+
+@register_kernel("MatchingFiles", device="CPU")
+def _matching_files(ctx, step, pattern):
+    patterns = np.asarray(pattern, dtype=object).reshape(-1)
+    paths = sorted(path for p in patterns for path in glob.glob(p.decode()))
+    return np.array([path.encode() for path in paths], dtype=object).reshape(-1)

@@ -10,6 +10,7 @@ from dtfnb.base import dtypes
 from dtfnb.base.shapes import TensorShape, scalar
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import NotDifferentiable, define_op
+from dtfnb.ops.array_ops import shape_error
 from dtfnb.ops.building import make_op, make_tensor
 
 _HANDLES = ("TextLineReaderV2", "FixedLengthRecordReaderV2", "TFRecordReaderV2",
@@ -24,6 +25,24 @@ define_op("ReaderResetV2", lambda op: [], stateful=True)
 for _op in _HANDLES + ("ReaderReadV2", "ReaderReadUpToV2", "ReaderNumRecordsProducedV2",
                        "ReaderNumWorkUnitsCompletedV2", "ReaderResetV2"):
     NotDifferentiable(_op)
+
+
+def _matching_files_shape(op):
+    rank = op.inputs[0].shape.ndims
+    if rank is not None and rank > 1:
+        raise shape_error(op, f"Shape must be at most rank 1 but is rank {rank}")
+    return [TensorShape([None])]
+
+
+define_op("MatchingFiles", _matching_files_shape)
+NotDifferentiable("MatchingFiles")
+
+
+def matching_files(pattern, name=None):
+    """The sorted paths that match `pattern`, a glob or a vector of them, on the
+    filesystem of the task that runs it."""
+    return make_tensor("MatchingFiles", [convert_to_tensor(pattern, dtypes.string)],
+                       dtypes.string, name=name)
 
 
 class ReaderBase:

@@ -37,6 +37,7 @@ from dtfnb.train.input import (
     batch_join,
     input_producer,
     limit_epochs,
+    match_filenames_once,
     range_input_producer,
     shuffle_batch,
     shuffle_batch_join,

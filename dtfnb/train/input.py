@@ -10,9 +10,26 @@ from dtfnb.base.shapes import TensorShape, as_shape
 from dtfnb.framework import api
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.graph_keys import GraphKeys
-from dtfnb.ops import array_ops, control_flow_ops, math_ops, random_ops, slicing_ops, variables
+from dtfnb.ops import (
+    array_ops,
+    control_flow_ops,
+    io_ops,
+    math_ops,
+    random_ops,
+    slicing_ops,
+    variables,
+)
 from dtfnb.ops.data_flow_ops import FIFOQueue, PaddingFIFOQueue, RandomShuffleQueue
 from dtfnb.train.queue_runner import QueueRunner, add_queue_runner
+
+
+def match_filenames_once(pattern, name=None):
+    """A local variable that holds the paths matching `pattern` (a glob, or a vector of
+    them) from when it is initialized (`tf.local_variables_initializer()`) on."""
+    with api.name_scope(name, "matching_filenames", [pattern]) as name:
+        return variables.Variable(io_ops.matching_files(pattern), name=name, trainable=False,
+                                  validate_shape=False,
+                                  collections=[GraphKeys.LOCAL_VARIABLES])
 
 
 def limit_epochs(tensor, num_epochs=None, name=None):
