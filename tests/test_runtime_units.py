@@ -150,3 +150,22 @@ def test_a_forked_process_draws_its_own_step_ids():
     with os.fdopen(read) as child:
         child_id = int(child.read())
     assert abs(child_id - Step().id) > 1000
+
+
+def test_a_step_asked_to_stop_fails_as_cancelled_whatever_breaks_next():
+    # Its session's graphs may be gone from its tasks when its RunGraph arrives there.
+    step = Step()
+    cancelled = CancelledError(None, None, "Step was cancelled by an explicit call to "
+                               "`Session::Close()`.")
+    step.cancel(cancelled)
+    assert step.error is None  # asked, not failed: its parts decide
+    step.abort(InvalidArgumentError(None, None, "Graph handle is not found"))
+    assert step.error is cancelled
+
+
+def test_a_step_asked_to_stop_that_ends_well_succeeds():
+    step = Step()
+    step.cancel(CancelledError(None, None, "closing"))
+    assert step.succeed() and step.error is None
+    step.abort(CancelledError(None, None, "too late"))
+    assert step.error is None

@@ -96,7 +96,9 @@ class Step:
         with self._lock:
             if self.error is not None or self._succeeded:
                 return
-            self.error = error
+            # A step asked to stop fails as cancelled, whatever broke next (its session's
+            # graphs may be gone from its tasks by then).
+            self.error = self.cancelling or error
             callbacks = [callback for callback, _ in self._callbacks.values()]
         for callback in callbacks:
             callback()
