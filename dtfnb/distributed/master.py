@@ -212,8 +212,9 @@ class MasterSession:
         return bool(self._active_steps)
 
     def cancel_steps(self):
-        """Aborts the steps still running, so that closing never waits on a blocked kernel,
-        and refuses new ones."""
+        """Asks the steps still running to stop (Step.cancel), so that closing never waits
+        on a blocked kernel nor drops what another task dequeued for them; refuses new
+        ones."""
         with self._steps_lock:
             self._closed = True
             steps = list(self._active_steps)
