@@ -83,7 +83,6 @@ class MasterSession:
         self._parked_plans = {}
         self._active_steps = set()
         self._closed = False
-        self._steps_lock = threading.Lock()
         self._lock = threading.Lock()
 
     @property
@@ -168,7 +167,6 @@ class MasterSession:
     def run(self, feeds, fetches, targets, options=None, run_metadata=None, started=None):
         """Runs one step: `feeds` maps tensor names to arrays; returns the fetched arrays.
         `started(step)`, if given, learns of the step before it runs (to abort it)."""
-        self.last_used = time.monotonic()
         plan = self._plan(tuple(feeds), tuple(fetches), tuple(targets))
         timeout = (options.timeout_in_ms if options is not None and options.timeout_in_ms
                    else self._config.operation_timeout_in_ms) or self._default_timeout_ms
@@ -179,10 +177,12 @@ class MasterSession:
         if started is not None:
             started(step)
         start, error = time.time(), None
-        with self._steps_lock:
-            if self._closed:  # a step that starts as the session closes would run on
-                raise CancelledError(None, None, "Session has been closed.")
-            self._active_steps.add(step)
+        # Added, then checked against cancel_steps, which marks first, then lists: a step
+        # that starts as the session closes is either cancelled there or refused here.
+        self._active_steps.add(step)
+        if self._closed:
+            self._active_steps.discard(step)
+            raise CancelledError(None, None, "Session has been closed.")
         try:
             self._master.run_graphs(plan.graphs, step)
             if not step.succeed():  # cancelled as it ended: what it dequeued went back
@@ -194,9 +194,8 @@ class MasterSession:
                 error = DeadlineExceededError(None, None, self._timeout_message)
             raise error from None
         finally:
-            self.last_used = time.monotonic()
-            with self._steps_lock:
-                self._active_steps.discard(step)
+            self.last_used = time.monotonic()  # a running step keeps it busy meanwhile
+            self._active_steps.discard(step)
             self._master.step_finished(self.handle, step, start, error)
         if run_metadata is not None:
             if stats is not None:
@@ -215,9 +214,8 @@ class MasterSession:
         """Asks the steps still running to stop (Step.cancel), so that closing never waits
         on a blocked kernel nor drops what another task dequeued for them; refuses new
         ones."""
-        with self._steps_lock:
-            self._closed = True
-            steps = list(self._active_steps)
+        self._closed = True
+        steps = list(self._active_steps)
         for step in steps:
             step.cancel(CancelledError(None, None, "Step was cancelled by an explicit call to "
                                        "`Session::Close()`."))
