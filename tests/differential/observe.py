@@ -1,0 +1,135 @@
+"""What a differential case saw, as plain JSON, the same way in both interpreters.
+
+A case is a function `case(tf)` written against TensorFlow 1's API. It runs once on
+dtfnb (in pytest's process) and once on TensorFlow (in `tf_worker.py`, another
+interpreter); `observe` turns what it returned, or the error it raised, into JSON so
+that the two can be compared. This module imports neither dtfnb nor TensorFlow: both
+interpreters load it, and the case modules use its helpers.
+"""
+
+import re
+
+import numpy as np
+
+# TensorFlow 2.x puts this banner before every error a session raises and appends the
+# failing node; neither is part of what the op said.
+_BANNER = "Graph execution error:\n\n"
+_NODE_CONTEXT = re.compile(r"\n\t \[\[.*", re.S)
+
+
+def error_message(err):
+    message = getattr(err, "message", None) or str(err)
+    if message.startswith(_BANNER):
+        message = message[len(_BANNER):]
+    return _NODE_CONTEXT.sub("", message).rstrip("\n")
+
+
+def observe(case, tf):
+    """Runs `case(tf)` in a fresh default graph; what it returned or raised, as JSON."""
+    tf.reset_default_graph()
+    try:
+        return {"returned": canonical(case(tf))}
+    except Exception as err:  # the error is what is compared
+        return {"raised": type(err).__name__, "message": error_message(err)}
+    finally:
+        tf.reset_default_graph()
+
+
+def canonical(value):
+    """JSON for a value a case returns: arrays, numbers, strings, dtypes, shapes, graph
+    elements, errors and nests of them, each tagged with its kind."""
+    if isinstance(value, np.ndarray):
+        return {"array": str(value.dtype), "shape": list(value.shape),
+                "values": [canonical(v) for v in value.ravel().tolist()]
+                if value.dtype == object else _plain(value.ravel().tolist())}
+    if isinstance(value, np.generic):
+        return {"scalar": str(value.dtype), "value": _plain(value.item())}
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return _plain(value)
+    if isinstance(value, bytes):
+        return {"bytes": value.decode("latin-1")}
+    if isinstance(value, BaseException):
+        return {"error": type(value).__name__, "message": error_message(value)}
+    if isinstance(value, dict):
+        return {"dict": [[canonical(k), canonical(v)] for k, v in
+                         sorted(value.items(), key=lambda kv: repr(kv[0]))]}
+    if isinstance(value, (list, tuple)):
+        kind = type(value).__name__
+        return {kind if kind in ("list", "tuple") else "namedtuple:" + kind:
+                [canonical(v) for v in value]}
+    kind = type(value).__name__
+    if kind == "DType":
+        return {"dtype": value.name}
+    if kind in ("TensorShape", "TensorShapeV1"):
+        return {"shape": value.as_list() if value.dims is not None else None}
+    if kind in ("Tensor", "SymbolicTensor"):
+        return {"tensor": value.name, "dtype": value.dtype.name,
+                "shape": canonical(value.get_shape())}
+    if kind == "TensorShapeProto":
+        return {"shape": None if value.unknown_rank else [d.size for d in value.dim]}
+    if kind == "Operation":
+        return {"operation": value.name, "type": value.type}
+    raise TypeError(f"a differential case returned {kind}: return plain values instead")
+
+
+def _plain(value):
+    if isinstance(value, float) and value != value:
+        return {"float": "nan"}
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return {"float": str(value)}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, bytes):
+        return {"bytes": value.decode("latin-1")}
+    return value
+
+
+# Helpers for the cases ------------------------------------------------------------
+
+
+def run(tf, fetches, feed_dict=None, timeout_ms=None, config=None):
+    """One `Session.run` in a new session; a timeout makes a blocking op fail fast."""
+    options = tf.RunOptions(timeout_in_ms=timeout_ms) if timeout_ms else None
+    with tf.Session(config=config) as sess:
+        return sess.run(fetches, feed_dict=feed_dict, options=options)
+
+
+def outcome(fn, *args, **kwargs):
+    """fn's result, or the error it raised, as a value a case can return among others."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as err:  # the error is what is compared
+        return err
+
+
+def node_defs(graph, skip=()):
+    """Every op of a graph as TensorFlow's NodeDef shows it: name, type, device, inputs
+    and attrs (values through `get_attr`)."""
+    return [{"name": op.name, "type": op.type, "device": op.node_def.device,
+             "inputs": list(op.node_def.input),
+             "attrs": {name: _attr(op, name) for name in sorted(op.node_def.attr)}}
+            for op in graph.get_operations() if op.name not in skip]
+
+
+def _attr(op, name):
+    value = op.get_attr(name)
+    kind = type(value).__name__
+    if kind == "TensorProto" or kind.endswith("AttrValue") or kind == "NameAttrList":
+        return kind
+    return canonical(value)
+
+
+def placed(tf, sess, fetches, feed_dict=None):
+    """Where each node of the graph ran in one traced step: {node: device} from the
+    step stats, only for nodes of the graph (not the sends and receives a step adds)."""
+    metadata = tf.RunMetadata()
+    sess.run(fetches, feed_dict=feed_dict, run_metadata=metadata,
+             options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE))
+    names = {op.name for op in sess.graph.get_operations()}
+    devices = {}
+    for dev in metadata.step_stats.dev_stats:
+        for node in dev.node_stats:
+            name = node.node_name.split(":")[0]
+            if name in names:
+                devices[name] = dev.device
+    return devices
