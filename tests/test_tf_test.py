@@ -71,3 +71,34 @@ def test_compat_converts_text_and_bytes():
     with pytest.raises(TypeError, match="Expected binary or unicode string, got 3"):
         tf.compat.as_bytes(3)
     assert not tf.executing_eagerly()
+
+
+def test_benchmark_times_an_op_and_reports_it(caplog):
+    class QueueBenchmark(tf.test.Benchmark):
+        def benchmark_enqueue(self):
+            q = tf.FIFOQueue(100, tf.float32, shapes=[[]])
+            with tf.Session() as sess:
+                return self.run_op_benchmark(sess, q.enqueue([1.0]), burn_iters=1,
+                                             min_iters=5, name="enqueue"), sess.run(q.size())
+
+    tf.logging.set_verbosity(tf.logging.INFO)
+    tf.logging.get_logger().propagate = True  # so that caplog sees it
+    try:
+        report, size = QueueBenchmark().benchmark_enqueue()
+    finally:
+        tf.logging.set_verbosity(tf.logging.WARN)
+        tf.logging.get_logger().propagate = False
+    assert size == 6 and report["iters"] == 5 and report["wall_time"] > 0
+    assert "Benchmark enqueue" in caplog.text
+
+
+def test_logging_counts_calls_per_line(caplog):
+    tf.logging.get_logger().propagate = True
+    try:
+        for i in range(5):
+            tf.logging.log_every_n(tf.logging.WARN, "every %d", 2, i)
+            tf.logging.log_first_n(tf.logging.WARN, "first %d", 1, i)
+    finally:
+        tf.logging.get_logger().propagate = False
+    assert [r.getMessage() for r in caplog.records] == [
+        "every 0", "first 0", "every 2", "every 4"]
