@@ -91,8 +91,8 @@ from dtfnb.ops.accumulator_ops import (
 
 # readers
 from dtfnb.ops.io_ops import (
-    FixedLengthRecordReader, ReaderBase, TextLineReader, TFRecordReader, WholeFileReader,
-    matching_files)
+    FixedLengthRecordReader, IdentityReader, ReaderBase, TextLineReader, TFRecordReader,
+    WholeFileReader, matching_files)
 
 
 # Jupyter: `%load_ext dtfnb` (imports IPython only then)
