@@ -452,6 +452,95 @@ def python_io_writer_closed(tf):
         return [outcome(writer.write, b"y"), outcome(writer.flush), outcome(writer.close)]
 
 
+
+
+# -- decode_csv and decode_raw ------------------------------------------------------------
+
+def _csv(records, defaults, **kwargs):
+    def case(tf):
+        built = outcome(tf.decode_csv, records, [_default(tf, d) for d in defaults], **kwargs)
+        if isinstance(built, Exception):  # how a shape error shows the node is not decode_csv's
+            return type(built).__name__, error_message(built).split(" for '")[0]
+        return [(t.dtype, t.get_shape()) for t in built], outcome(run, tf, built)
+    return case
+
+
+def decode_csv_nodes(tf):
+    tf.decode_csv(["1,a"], [[0], tf.constant([], tf.string)], field_delim=";", na_value="-",
+                  use_quote_delim=False, name="csv")
+    tf.decode_csv("1,2,3", [[0.5], [1]], select_cols=[0, 2])
+    tf.decode_raw([b"ab"], tf.uint16, little_endian=False, name="raw")
+    return _node_defs(tf.get_default_graph(), skip=())
+
+
+def _default(tf, default):
+    """A record default; an empty one as a typed constant (a field that must be there)."""
+    if isinstance(default, np.ndarray) and not default.size:
+        return tf.constant(default)
+    return default
+
+
+CSV_CASES = {
+    "plain": (["1,2.5,x", "3,4,y"], [[0], [0.0], [""]], {}),
+    "scalar_record": ("1,2", [[0], [0]], {}),
+    "matrix_records": ([["1,2", "3,4"], ["5,6", "7,8"]], [[0], [0.0]], {}),
+    "empty_uses_default": ([",", "1,"], [[7], [1.5]], {}),
+    "required_missing": ([",2"], [np.array([], np.int32), [0]], {}),
+    "int64_float64": (["9007199254740993,0.1"], [[np.int64(0)], [np.float64(0)]], {}),
+    "delim": (["1;2"], [[0], [0]], {"field_delim": ";"}),
+    "tab": (["1\t2"], [[0], [0]], {"field_delim": "\t"}),
+    "bad_delim": (["1,2"], [[0], [0]], {"field_delim": ";;"}),
+    "quoted": (['"a,b",2', '"say ""hi""",3'], [[""], [0]], {}),
+    "no_quote_delim": (['"a",2'], [[""], [0]], {"use_quote_delim": False}),
+    "bad_quote": (['"a"b,2'], [[""], [0]], {}),
+    "quote_inside": (['a"b,2'], [[""], [0]], {}),
+    "na_value": (["NA,2", "1,NA"], [[5], [6]], {"na_value": "NA"}),
+    "select_cols": (["1,2,3,4"], [[0], [0]], {"select_cols": [1, 3]}),
+    "select_cols_order": (["1,2,3"], [[0], [0]], {"select_cols": [2, 1]}),
+    "select_cols_negative": (["1,2,3"], [[0]], {"select_cols": [-1]}),
+    "select_cols_length": (["1,2,3"], [[0], [0]], {"select_cols": [1]}),
+    "select_cols_beyond": (["1,2"], [[0], [0]], {"select_cols": [1, 5]}),
+    "too_few_fields": (["1"], [[0], [0]], {}),
+    "too_many_fields": (["1,2,3"], [[0], [0]], {}),
+    "not_an_int": (["1.5,2"], [[0], [0]], {}),
+    "not_a_float": (["abc,2"], [[0.0], [0]], {}),
+    "int32_overflow": (["3000000000,2"], [[0], [0]], {}),
+    "float_specials": (["inf,-Infinity,nan, 1e3 "], [[0.0]] * 4, {}),
+    "spaces_in_int": ([" 12 ,3"], [[0], [0]], {}),
+    "trailing_delim": (["1,"], [[0], [9]], {}),
+    "empty_record": ([""], [[0]], {}),
+    "two_defaults": (["1"], [[1, 2]], {}),
+    "matrix_default": (["1"], [[[1]]], {}),
+    "bool_default": (["1"], [[True]], {}),
+    "crlf": (["1,2\r\n"], [[0], [0]], {}),
+    "string_default": ([",b"], [["dflt"], [""]], {}),
+    "no_records": ([], [[0]], {}),
+}
+
+
+def _raw(values, out_type, little_endian=True):
+    def case(tf):
+        built = outcome(tf.decode_raw, values, getattr(tf, out_type),
+                        little_endian=little_endian)
+        if isinstance(built, Exception):
+            return built
+        return built.dtype, built.get_shape(), outcome(run, tf, built)
+    return case
+
+
+RAW_CASES = {
+    "uint8": ([b"abc", b"xyz"], "uint8"),
+    "int16": ([b"\x01\x02\x03\x04"], "int16"),
+    "int16_big": ([b"\x01\x02\x03\x04"], "int16", False),
+    "float32": ([b"\0\0\x80\x3f"], "float32"),
+    "int64_scalar": (b"\1\0\0\0\0\0\0\0", "int64"),
+    "uneven": ([b"ab", b"abc"], "uint8"),
+    "not_multiple": ([b"abc"], "int16"),
+    "empty": ([b"", b""], "int32"),
+    "string_type": ([b"ab"], "string"),
+}
+
+
 CASES = {
     **{f"text_line_skip{n}": _text_line(n) for n in (0, 1, 2, 5)},
     **{f"text_line_up_to{n}": _text_line_up_to(n) for n in (1, 2, 3, 10)},
@@ -476,14 +565,17 @@ CASES = {
     **{f"missing_{kind}": _missing(kind) for kind in ("text", "identity")},
     **{f"missing_file_{kind}": _missing_file_kind(kind) for kind in ("text", "fixed", "record",
                                                                      "whole")},
+    **{f"decode_csv_{name}": _csv(records, defaults, **kwargs)
+       for name, (records, defaults, kwargs) in CSV_CASES.items()},
+    **{f"decode_raw_{name}": _raw(*args) for name, args in RAW_CASES.items()},
     **{f"python_io_{c or 'none'}{level or ''}": _python_io(c, level)
        for c, level in [(None, None), ("", None), ("ZLIB", None), ("GZIP", None),
                         ("ZLIB", 1), ("GZIP", 9)]},
     **{f.__name__: f for f in (
         whole_file, whole_file_up_to, identity, identity_up_to, restore_garbage,
         restore_then_continue, missing_file, closed_queue, wrong_queues, fixed_bad_attrs,
-        read_up_to_zero, tfrecord_corrupt, tfrecord_wrong_compression, reader_nodes,
-        reader_tensors, read_from_queue_ref, python_io_compression_names, python_io_missing,
-        python_io_corrupt, python_io_truncated, python_io_wrong_compression,
+        read_up_to_zero, decode_csv_nodes, tfrecord_corrupt, tfrecord_wrong_compression,
+        reader_nodes, reader_tensors, read_from_queue_ref, python_io_compression_names,
+        python_io_missing, python_io_corrupt, python_io_truncated, python_io_wrong_compression,
         python_io_writer_closed)},
 }
