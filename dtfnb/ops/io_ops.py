@@ -25,7 +25,16 @@ define_op("ReaderReadUpToV2", lambda op: [TensorShape([None])] * 2, stateful=Tru
 define_op("ReaderNumRecordsProducedV2", lambda op: [scalar()], stateful=True)
 define_op("ReaderNumWorkUnitsCompletedV2", lambda op: [scalar()], stateful=True)
 define_op("ReaderSerializeStateV2", lambda op: [scalar()], stateful=True)
-define_op("ReaderRestoreStateV2", lambda op: [], stateful=True)
+
+
+def _restore_state_shape(op):
+    rank = op.inputs[1].shape.ndims
+    if rank not in (None, 0):
+        raise shape_error(op, f"Shape must be rank 0 but is rank {rank}")
+    return []
+
+
+define_op("ReaderRestoreStateV2", _restore_state_shape, stateful=True)
 define_op("ReaderResetV2", lambda op: [], stateful=True)
 for _op in _HANDLES + ("ReaderReadV2", "ReaderReadUpToV2", "ReaderNumRecordsProducedV2",
                        "ReaderNumWorkUnitsCompletedV2", "ReaderSerializeStateV2",

@@ -53,6 +53,9 @@ def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, 
     A default is a scalar or a 1-element vector (used for empty fields), or an empty
     vector (the field is required). Returns a list of tensors shaped like `records`.
     """
+    if not isinstance(record_defaults, (list, tuple)):
+        raise TypeError(f"Expected list for 'record_defaults' argument to 'DecodeCSV' Op, "
+                        f"not {record_defaults}.")
     if select_cols is not None:
         if any(a >= b for a, b in zip(select_cols, select_cols[1:])):
             raise ValueError("select_cols is not strictly increasing.")
