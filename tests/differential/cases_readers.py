@@ -257,6 +257,13 @@ def restore_garbage(tf):
         reader.num_records_produced()])
 
 
+def restore_not_a_scalar(tf):
+    reader = tf.IdentityReader()
+    return [(type(err).__name__, error_message(err).split(" for '")[0])
+            for err in (outcome(reader.restore_state, []),
+                        outcome(reader.restore_state, ["a", "b"]))]
+
+
 def restore_then_continue(tf):
     """A restored work in progress is read on; it is not taken from the queue again."""
     first, second = tf.WholeFileReader(), tf.WholeFileReader()
@@ -458,7 +465,8 @@ def python_io_writer_closed(tf):
 
 def _csv(records, defaults, **kwargs):
     def case(tf):
-        built = outcome(tf.decode_csv, records, [_default(tf, d) for d in defaults], **kwargs)
+        given = [_default(tf, d) for d in defaults] if isinstance(defaults, list) else defaults
+        built = outcome(tf.decode_csv, records, given, **kwargs)
         if isinstance(built, Exception):  # how a shape error shows the node is not decode_csv's
             return type(built).__name__, error_message(built).split(" for '")[0]
         return [(t.dtype, t.get_shape()) for t in built], outcome(run, tf, built)
@@ -515,6 +523,8 @@ CSV_CASES = {
     "crlf": (["1,2\r\n"], [[0], [0]], {}),
     "string_default": ([",b"], [["dflt"], [""]], {}),
     "no_records": ([], [[0]], {}),
+    "numpy_defaults": (["1,2"], np.zeros(2), {}),
+    "tuple_defaults": (["1,2"], ([0], [0.0]), {}),
 }
 
 
@@ -573,6 +583,7 @@ CASES = {
                         ("ZLIB", 1), ("GZIP", 9)]},
     **{f.__name__: f for f in (
         whole_file, whole_file_up_to, identity, identity_up_to, restore_garbage,
+        restore_not_a_scalar,
         restore_then_continue, missing_file, closed_queue, wrong_queues, fixed_bad_attrs,
         read_up_to_zero, decode_csv_nodes, tfrecord_corrupt, tfrecord_wrong_compression,
         reader_nodes, reader_tensors, read_from_queue_ref, python_io_compression_names,
