@@ -68,14 +68,30 @@ def _open(path, mode):
 
 
 class RecordWriter:
-    """Appends records to a new file at `path`; a context manager."""
+    """Appends records to a new file at `path`; a context manager.
 
-    def __init__(self, path, compression_type="", compression_level=None):
+    A compressed file is deflated with zlib's settings (`compression_level`, window
+    bits, memory level, strategy); `flush_mode` is applied each time `input_buffer_size`
+    bytes have gone in, as TensorFlow's ZlibOutputBuffer does.
+    """
+
+    def __init__(self, path, compression_type="", compression_level=None, *,
+                 window_bits=None, mem_level=None, compression_strategy=None,
+                 flush_mode=None, input_buffer_size=None):
         wbits = _wbits(compression_type)
         self._file = _open(path, "wb")
-        self._compressor = None if wbits is None else zlib.compressobj(
-            zlib.Z_DEFAULT_COMPRESSION if compression_level is None else compression_level,
-            zlib.DEFLATED, wbits)
+        self._compressor = None
+        if wbits is not None:
+            if window_bits is not None:
+                wbits = window_bits | (wbits & 16)  # keeps the gzip container bit
+            self._compressor = zlib.compressobj(
+                zlib.Z_DEFAULT_COMPRESSION if compression_level is None else compression_level,
+                zlib.DEFLATED, wbits, mem_level or zlib.DEF_MEM_LEVEL,
+                zlib.Z_DEFAULT_STRATEGY if compression_strategy is None
+                else compression_strategy)
+        self._flush_mode = flush_mode or zlib.Z_NO_FLUSH
+        self._buffer_size = input_buffer_size or 256 << 10
+        self._buffered = 0
 
     def write(self, record):
         if self._file is None:
@@ -86,7 +102,12 @@ class RecordWriter:
         chunk = b"".join([header, struct.pack("<I", masked_crc32c(header)), record,
                           struct.pack("<I", masked_crc32c(record))])
         if self._compressor is not None:
-            chunk = self._compressor.compress(chunk)
+            compressed = self._compressor.compress(chunk)
+            self._buffered += len(chunk)
+            if self._flush_mode != zlib.Z_NO_FLUSH and self._buffered >= self._buffer_size:
+                compressed += self._compressor.flush(self._flush_mode)
+                self._buffered = 0
+            chunk = compressed
         self._file.write(chunk)
 
     def flush(self):
@@ -150,6 +171,8 @@ class RecordReader:
         self.offset = 0
         file = _open(path, "rb")
         self._stream = file if wbits is None else _Inflater(file, wbits)
+        self._seekable = wbits is None
+        self._reread = False  # the last read stopped inside a record: start it again
         self._eof_reason = getattr(self._stream, "eof_reason", "Read less bytes than requested")
 
     def _read(self, n):
@@ -160,8 +183,15 @@ class RecordReader:
                                          r"inflate() failed with error \1", str(exc))) from None
 
     def read(self):
-        """`(offset, record)` for the next record; None once the file ends."""
+        """`(offset, record)` for the next record; None once the file ends.
+
+        Reading stops without moving on at the end of the file or at a truncated record,
+        so that a file still being written can be read on (TensorBoard relies on this).
+        """
         offset = self.offset
+        if self._reread and self._seekable:
+            self._stream.seek(offset)
+        self._reread = True
         header = self._read(12)
         if len(header) < 12:
             return None
@@ -177,14 +207,16 @@ class RecordReader:
         if masked_crc32c(data) != masked:
             raise _data_loss(f"corrupted record at {offset + 12}")
         self.offset = offset + 12 + length + 4
+        self._reread = False
         return offset, data
 
-    def __iter__(self):
-        try:
-            while (item := self.read()) is not None:
-                yield item[1]
-        finally:
-            self.close()
+    def read_at(self, offset):
+        """The record at byte `offset` of an uncompressed file and the offset after it."""
+        self.offset, self._reread = offset, True
+        item = self.read()
+        if item is None:
+            raise IndexError(f"Out of range at reading offset {offset}")
+        return item[1], self.offset
 
     def close(self):
         self._stream.close()
