@@ -296,6 +296,8 @@ class PriorityQueue(QueueBase):
                  name="priority_queue"):
         types = _as_type_list(types)
         shapes = _as_shape_list(shapes)  # names are not checked before the priority joins them
+        if shapes is None:  # the op's shapes attr has no default
+            raise TypeError("Expected list for 'shapes' argument to 'priority_queue_v2' Op, "
+                            "not None.")
         ref = _queue_ref("PriorityQueueV2", name, types, shapes, capacity, shared_name)
-        super().__init__([_dtypes.int64, *types], [scalar(), *shapes] if shapes else shapes,
-                         names, ref)
+        super().__init__([_dtypes.int64, *types], [scalar(), *shapes], names, ref)
