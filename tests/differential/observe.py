@@ -11,9 +11,10 @@ import re
 
 import numpy as np
 
-# TensorFlow 2.x puts this banner before every error a session raises and appends the
-# failing node; neither is part of what the op said.
+# TensorFlow 2.x puts this banner before every error a session raises, then where the
+# failing node was defined, and appends the failing node; none is part of what the op said.
 _BANNER = "Graph execution error:\n\n"
+_DEFINED_AT = re.compile(r"Detected at node .*?\nNode: '[^']*'\n", re.S)
 _NODE_CONTEXT = re.compile(r"\n\t \[\[.*", re.S)
 
 
@@ -21,6 +22,7 @@ def error_message(err):
     message = getattr(err, "message", None) or str(err)
     if message.startswith(_BANNER):
         message = message[len(_BANNER):]
+    message = _DEFINED_AT.sub("", message, count=1)
     return _NODE_CONTEXT.sub("", message).rstrip("\n")
 
 
