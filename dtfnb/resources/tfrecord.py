@@ -60,11 +60,11 @@ def _wbits(compression_type):
         raise ValueError(f'Not a valid compression_type: "{compression_type}"') from None
 
 
-def _open(path, mode, task=None):
+def _open(path, mode):
     try:
         return open(path, mode)  # noqa: SIM115 - closed by the owning reader or writer
     except FileNotFoundError:
-        raise not_found(path, task) from None
+        raise not_found(path) from None
 
 
 class RecordWriter:
@@ -134,30 +134,29 @@ class _Inflater:
         self._file.close()
 
 
+def _data_loss(message):
+    return DataLossError(None, None, message)
+
+
 class RecordReader:
     """Reads the records of the file at `path` one by one, with the offset of each.
 
-    Errors carry TensorFlow 2.21's messages plus the file's path. As there, a file that
-    ends inside a record's 12-byte header simply ends; one that ends inside the data is
-    a DataLossError.
+    Errors carry TensorFlow 2.21's messages. As there, a file that ends inside a record's
+    12-byte header simply ends; one that ends inside the data is a DataLossError.
     """
 
-    def __init__(self, path, compression_type="", task=None):
+    def __init__(self, path, compression_type=""):
         wbits = _wbits(compression_type)
-        self.path = path
         self.offset = 0
-        file = _open(path, "rb", task)
+        file = _open(path, "rb")
         self._stream = file if wbits is None else _Inflater(file, wbits)
         self._eof_reason = getattr(self._stream, "eof_reason", "Read less bytes than requested")
-
-    def _data_loss(self, message):
-        return DataLossError(None, None, f"{message} (file: {self.path})")
 
     def _read(self, n):
         try:
             return self._stream.read(n)
         except zlib.error as exc:  # worded as TensorFlow words zlib's C error codes
-            raise self._data_loss(re.sub(r"Error (-?\d+) while \w+ data",
+            raise _data_loss(re.sub(r"Error (-?\d+) while \w+ data",
                                          r"inflate() failed with error \1", str(exc))) from None
 
     def read(self):
@@ -169,14 +168,14 @@ class RecordReader:
         length, masked = struct.unpack("<QI", header)
         if masked_crc32c(header[:8]) != masked:
             hint = " (Is this even a TFRecord file?)" if offset == 0 else ""
-            raise self._data_loss(f"corrupted record at {offset}{hint}")
+            raise _data_loss(f"corrupted record at {offset}{hint}")
         chunk = self._read(length + 4)
         if len(chunk) < length + 4:
-            raise self._data_loss(f"truncated record at {offset}' failed with "
+            raise _data_loss(f"truncated record at {offset}' failed with "
                                   f"{self._eof_reason}")
         data, (masked,) = chunk[:length], struct.unpack("<I", chunk[length:])
         if masked_crc32c(data) != masked:
-            raise self._data_loss(f"corrupted record at {offset + 12}")
+            raise _data_loss(f"corrupted record at {offset + 12}")
         self.offset = offset + 12 + length + 4
         return offset, data
 
