@@ -188,6 +188,16 @@ def queue_graph(tf, kind):
     return node_defs(tf.get_default_graph())
 
 
+def attr_types(tf, kind):
+    """What get_attr returns for each attr of the queue's ops, by Python type."""
+    q = make(tf, kind, shared_name="s")
+    ops = [q.queue_ref.op, q.enqueue(row(kind, 1)), q.dequeue_many(2)[0].op, q.close()]
+    return [{name: [type(op.get_attr(name)).__name__] + [
+        type(v).__name__ for v in op.get_attr(name)] if isinstance(op.get_attr(name), list)
+        else type(op.get_attr(name)).__name__ for name in sorted(op.node_def.attr)}
+        for op in ops]
+
+
 def queue_in_device_blocks(tf, kind):
     devices = []
     for device in ("/job:ps/task:0", "/gpu:0", "/job:worker/cpu:1"):
@@ -467,7 +477,7 @@ PER_KIND = (enqueue_dequeue, enqueue_many_dequeue_many, dequeue_up_to_open, dequ
             dequeue_many_closed, dequeue_closed, enqueue_closed, close_twice, close_cancelling,
             dequeue_many_zero, dequeue_empty_times_out, dequeue_many_short_times_out,
             enqueue_full_times_out, enqueue_many_past_capacity_times_out, close_after_a_timeout,
-            dequeued_tensors, unshaped_tensors, queue_graph, queue_in_device_blocks,
+            dequeued_tensors, unshaped_tensors, queue_graph, attr_types, queue_in_device_blocks,
             queue_in_control_dependencies, queue_in_name_scope, named_components, names_errors,
             wrong_static_shape, wrong_fed_shape, wrong_dtype, component_count,
             dequeue_many_without_shapes, bad_shapes)
