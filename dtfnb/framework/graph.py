@@ -16,17 +16,37 @@ from dtfnb.framework.tensor import Tensor
 from dtfnb.protos import graph_pb2
 
 
+class _Stacks:
+    """What device, colocation and control-dependency blocks push while ops are built."""
+
+    def __init__(self):
+        self.device = []      # strings (canonical specs), callables, or None
+        self.colocation = []
+        self.control = []     # _ControlContext per block; None clears outer ones
+
+
+class _ThreadLocalStacks(threading.local, _Stacks):
+    """Each thread's own stacks (after switch_to_thread_local)."""
+
+
+def _stack(field):
+    return property(lambda graph: getattr(graph._stacks, field),
+                    lambda graph, value: setattr(graph._stacks, field, value))
+
+
 class Graph:
     """A TensorFlow 1 computation graph."""
+
+    _device_stack = _stack("device")
+    _colocation_stack = _stack("colocation")
+    _control_stack = _stack("control")
 
     def __init__(self):
         self._ops = []
         self._ops_by_name = {}
         self._names_in_use = {}
         self._name_scope = ""
-        self._device_stack = []      # strings (canonical specs), callables, or None
-        self._colocation_stack = []
-        self._control_stack = []     # _ControlContext per block; None clears outer ones
+        self._stacks = _Stacks()     # shared by every thread, as in TensorFlow
         self._container = ""
         self._collections = {}
         self._unfeedable = set()
@@ -347,6 +367,13 @@ class Graph:
         with self._lock:
             self._functions.append((len(self._ops), function_def))
 
+    def switch_to_thread_local(self):
+        """From now on each thread has its own device, colocation and control-dependency
+        stacks: the calling thread keeps the blocks it is in, other threads start empty."""
+        if not isinstance(self._stacks, _ThreadLocalStacks):
+            shared, self._stacks = self._stacks, _ThreadLocalStacks()
+            self._stacks.__dict__.update(shared.__dict__)
+
     def finalize(self):
         self._finalized = True
 
@@ -362,7 +389,7 @@ class Graph:
     def as_graph_def(self, from_version=0):
         ops = self._ops[from_version:]  # one read: another thread may be adding ops
         graph_def = graph_pb2.GraphDef(version=from_version + len(ops))
-        graph_def.node.extend(op.node_def for op in ops)
+        graph_def.node.extend(op._typed_node_def() for op in ops)
         graph_def.library.extend(f for version, f in self._functions if version >= from_version)
         return graph_def
 

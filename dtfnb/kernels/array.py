@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 
+from dtfnb.base.dtypes import resource
 from dtfnb.base.errors import InvalidArgumentError
 from dtfnb.base.stacking import stack
 from dtfnb.kernels.allocation import check_output
@@ -137,6 +138,11 @@ def _broadcast_gradient_args(ctx, step, s0, s1):
 
 @register_kernel("Pack")
 def _pack(ctx, step, *values):
+    if ctx.attrs["T"] == resource:  # a resource handle is the resource itself
+        handles = np.empty(len(values), dtype=object)
+        for i, value in enumerate(values):
+            handles[i] = value
+        return handles
     axis = _axis(ctx.attrs["axis"], values[0].ndim + 1)
     check_output(ctx, (len(values),) + values[0].shape, values[0].dtype)
     try:
