@@ -14,6 +14,7 @@ from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.graph_keys import GraphKeys
 from dtfnb.ops import (
     array_ops,
+    constant_op,
     control_flow_ops,
     io_ops,
     math_ops,
@@ -47,7 +48,7 @@ def limit_epochs(tensor, num_epochs=None, name=None):
     if num_epochs <= 0:
         raise ValueError(f"num_epochs must be > 0 not {num_epochs}.")
     with api.name_scope(name, "limit_epochs", [tensor]) as name:
-        epochs = variables.Variable(array_ops.zeros([], dtype=dtypes.int64), name="epochs",
+        epochs = variables.Variable(constant_op.constant(0, dtype=dtypes.int64), name="epochs",
                                     trainable=False, collections=[GraphKeys.LOCAL_VARIABLES])
         with api.control_dependencies([epochs.count_up_to(num_epochs)]):
             return array_ops.identity(tensor, name=name)
