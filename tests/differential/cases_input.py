@@ -114,15 +114,14 @@ def keep_vector(batcher):
     return case
 
 
-def keep_computed(enqueue_many):
+def keep_computed(batcher):
     def case(tf):
-        if enqueue_many:
-            x = tf.train.limit_epochs(tf.range(6), num_epochs=1)
-        else:
-            x = tf.train.range_input_producer(6, num_epochs=1, shuffle=False).dequeue()
-        keep = tf.reduce_all(tf.equal(tf.floormod(x, 2), 0))
-        out = tf.train.maybe_batch([x], keep, 2, enqueue_many=enqueue_many,
-                                   allow_smaller_final_batch=True)
+        x = tf.train.range_input_producer(6, num_epochs=1, shuffle=False).dequeue()
+        keep = tf.equal(tf.floormod(x, 2), 0)
+        out = {"maybe_batch": lambda: tf.train.maybe_batch(
+            [x], keep, 2, allow_smaller_final_batch=True),
+            "maybe_batch_join": lambda: tf.train.maybe_batch_join(
+            [[x]], keep, 2, allow_smaller_final_batch=True)}[batcher]()
         return out, _drain(tf, out)
     return case
 
@@ -355,7 +354,7 @@ CASES = {
     **{f"range_producer_cap{c}_epochs{e}": range_producer(c, e) for c in (3, 32) for e in (1, 3)},
     **{f"slice_producer_epochs{e}": slice_producer(e) for e in (1, 2)},
     **{f"keep_vector_{b}": keep_vector(b) for b in ("maybe_batch", "maybe_batch_join")},
-    **{f"keep_computed_many{m:d}": keep_computed(m) for m in (False, True)},
+    **{f"keep_computed_{b}": keep_computed(b) for b in ("maybe_batch", "maybe_batch_join")},
     **{f"bad_batch_{name}": bad_batch(make) for name, make in BAD_BATCHES.items()},
 }
 CASES.update({f.__name__: f for f in (
