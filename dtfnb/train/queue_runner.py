@@ -46,7 +46,7 @@ class QueueRunner:
                 or not all(isinstance(t, type) and issubclass(t, errors.OpError)
                            for t in queue_closed_exception_types)):
             # %-formatted as TensorFlow does: a tuple shows its items.
-            raise TypeError("queue_closed_exception_types, when provided, must be a tuple of "
+            raise TypeError("queue_closed_exception_types, when provided, must be a tuple of "  # noqa: UP031
                             "tf.error types, but saw: %s" % queue_closed_exception_types)
         self._queue = queue
         self._enqueue_ops = enqueue_ops
