@@ -58,7 +58,8 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
                    capacity=32, shared_name=None, summary_name=None, name=None,
                    cancel_op=None):
     """A queue of the rows of `input_tensor`, refilled every epoch (shuffled if asked)."""
-    with api.name_scope(name, "input_producer", [input_tensor]) as name:
+    # The queue takes `name` itself: given a scope ("input_producer/"), it is that op.
+    with api.name_scope(name, "input_producer", [input_tensor]):
         input_tensor = convert_to_tensor(input_tensor, name="input_tensor")
         element_shape = input_tensor.shape[1:].merge_with(as_shape(element_shape))
         if not element_shape.is_fully_defined():
