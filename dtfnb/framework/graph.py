@@ -256,6 +256,8 @@ class Graph:
                     op = op.op
                 if op not in current and op not in entry.ops:
                     entry.ops.append(op)
+                    # TensorFlow 2's graphs mark every op used as a manual control input.
+                    op._set_attr("_has_manual_control_dependencies", True)
         self._control_stack.append(entry)
         try:
             yield

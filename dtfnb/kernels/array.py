@@ -180,6 +180,23 @@ def _concat(ctx, step, *inputs):
     return ctx.xp.concatenate(values, axis=axis)
 
 
+@register_kernel("DynamicPartition")
+def _dynamic_partition(ctx, step, data, partitions):
+    count = ctx.attrs["num_partitions"]
+    partitions = host(partitions)
+    if data.shape[:partitions.ndim] != partitions.shape:
+        raise _error("data.shape must start with partitions.shape, got data.shape = "
+                     f"{_dims(data.shape)}, partitions.shape = {_dims(partitions.shape)}")
+    flat = partitions.reshape(-1)
+    outside = np.flatnonzero((flat < 0) | (flat >= count))
+    if outside.size:
+        at = outside[0]
+        raise _error(f"partitions{_dims(np.unravel_index(at, partitions.shape))} = "
+                     f"{flat[at]} is not in [0, {count})")
+    rows = data.reshape((flat.size,) + data.shape[partitions.ndim:])
+    return tuple(rows[ctx.xp.asarray(flat == i)] for i in range(count))
+
+
 @register_kernel("Split")
 def _split(ctx, step, axis, x):
     axis = _axis(axis, x.ndim)

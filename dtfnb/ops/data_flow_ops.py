@@ -1,4 +1,5 @@
-"""Queues: FIFOQueue, RandomShuffleQueue, PaddingFIFOQueue, PriorityQueue over QueueBase.
+"""Queues: FIFOQueue, RandomShuffleQueue, PaddingFIFOQueue, PriorityQueue over QueueBase;
+and dynamic_partition, TensorFlow's other data-flow op that conditional batching uses.
 
 A queue is a stateful handle op (`FIFOQueueV2`, …; dtype resource) whose resource
 lives in the task that runs it, shared by `shared_name` within a container; every
@@ -15,7 +16,7 @@ from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.graph import get_default_graph
 from dtfnb.framework.random_seed import get_seed
 from dtfnb.framework.registry import NotDifferentiable, define_op
-from dtfnb.ops.array_ops import constant_value, stack
+from dtfnb.ops.array_ops import constant_value, shape_error, stack
 from dtfnb.ops.building import make_op, make_tensor
 from dtfnb.ops.slicing_ops import gather
 
@@ -33,6 +34,38 @@ for _op in _HANDLES + ("QueueEnqueueV2", "QueueEnqueueManyV2", "QueueCloseV2", "
                        "QueueDequeueManyV2", "QueueDequeueUpToV2", "QueueSizeV2",
                        "QueueIsClosedV2"):
     NotDifferentiable(_op)
+
+
+def _dynamic_partition_shape(op):
+    data, partitions = (t.shape for t in op.inputs)
+    count = op.get_attr("num_partitions")
+    if partitions.ndims is None:
+        return [unknown_shape()] * count
+    if data.ndims is not None:
+        if data.ndims < partitions.ndims:
+            raise shape_error(op, f"Shape must be at least rank {partitions.ndims} but is "
+                                  f"rank {data.ndims}")
+        for d, p in zip(data.as_list(), partitions.as_list()):
+            if None not in (d, p) and d != p:
+                raise shape_error(op, f"Dimensions must be equal, but are {d} and {p}")
+    suffix = data[partitions.ndims:] if data.ndims is not None else unknown_shape()
+    return [TensorShape([None]).concatenate(suffix)] * count
+
+
+define_op("DynamicPartition", _dynamic_partition_shape)
+
+
+def dynamic_partition(data, partitions, num_partitions, name=None):
+    """`num_partitions` tensors: the slices of `data` whose entry in `partitions` (an int32
+    tensor of a prefix of data's shape) is 0, 1, …, in their order in `data`."""
+    data = convert_to_tensor(data, name="data")
+    partitions = convert_to_tensor(partitions, _dtypes.int32, name="partitions")
+    if num_partitions < 1:
+        raise ValueError(f"Attr num_partitions has value {num_partitions} < 1")
+    return make_op("DynamicPartition", [data, partitions],
+                   [data.dtype.base_dtype] * num_partitions, name=name or "DynamicPartition",
+                   attrs={"T": data.dtype.base_dtype,
+                          "num_partitions": int(num_partitions)}).outputs
 
 
 class QueueBase:
