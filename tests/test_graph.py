@@ -252,7 +252,7 @@ def test_colocate_with_takes_the_device_and_group_of_the_op():
         d = tf.constant(1.0, name="d")
     assert b.op.device == "/job:ps/task:1"
     assert b.op.colocation_groups() == ["loc:@a"]
-    assert b.op.get_attr("_class") == ["loc:@a"]
+    assert b.op.get_attr("_class") == [b"loc:@a"]
     assert a.op.colocation_groups() == ["loc:@a"]
     assert d.op.device == "/device:GPU:0"  # the device stack is back after the block
     assert c.op.colocation_groups() == ["loc:@c"]
@@ -263,8 +263,8 @@ def test_container_sets_the_container_attr_of_stateful_ops():
         v = tf.Variable(1.0, name="v")
         c = tf.constant(1.0)
     w = tf.Variable(1.0, name="w")
-    assert v.op.get_attr("container") == "experiment_1"
-    assert w.op.get_attr("container") == ""
+    assert v.op.get_attr("container") == b"experiment_1"
+    assert w.op.get_attr("container") == b""
     with pytest.raises(ValueError):
         c.op.get_attr("container")
 

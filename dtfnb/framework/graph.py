@@ -362,7 +362,7 @@ class Graph:
     def as_graph_def(self, from_version=0):
         ops = self._ops[from_version:]  # one read: another thread may be adding ops
         graph_def = graph_pb2.GraphDef(version=from_version + len(ops))
-        graph_def.node.extend(op.node_def for op in ops)
+        graph_def.node.extend(op._graph_node_def() for op in ops)
         graph_def.library.extend(f for version, f in self._functions if version >= from_version)
         return graph_def
 

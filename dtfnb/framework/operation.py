@@ -72,6 +72,13 @@ class Operation:
         return lambda: tuple(self._outputs)
 
     def get_attr(self, name):
+        """The attr as TensorFlow returns it, read from the NodeDef: strings as bytes,
+        shapes as TensorShapeProto, tensors as TensorProto."""
+        return codec.attr_public(codec.attr_to_proto(self._attr(name)))
+
+    def _attr(self, name):
+        """The attr as the builders gave it (str, TensorShape, ndarray), for dtfnb's own
+        shape functions and gradients."""
         if name not in self._attrs:
             raise ValueError(f"Operation '{self._name}' has no attr named '{name}'.")
         return self._attrs[name]
@@ -90,6 +97,12 @@ class Operation:
         node.input.extend("^" + op.name for op in self._control_inputs)
         for key, value in self._attrs.items():
             node.attr[key].CopyFrom(codec.attr_to_proto(value))
+        return node
+
+    def _graph_node_def(self):
+        """The NodeDef as a GraphDef carries it: with the output types, which TensorFlow
+        reads from its op registry and the runtime below the GraphDef line reads here."""
+        node = self.node_def
         node.attr[OUTPUT_TYPES_ATTR].CopyFrom(
             codec.attr_to_proto([t.dtype for t in self._outputs]))
         return node

@@ -40,7 +40,7 @@ define_op("BatchMatMul", _matmul_shape)
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
            a_is_sparse=False, b_is_sparse=False, name=None):
     """Matrix product of the two innermost dimensions; BatchMatMul when rank > 2."""
-    a, b = binary_inputs(a, b)
+    a, b = binary_inputs(a, b, "MatMul", ("a", "b"))
     ta, tb = bool(transpose_a or adjoint_a), bool(transpose_b or adjoint_b)
     if (a.shape.ndims or 2) > 2 or (b.shape.ndims or 2) > 2:
         return make_tensor("BatchMatMul", [a, b], a.dtype.base_dtype, name=name or "MatMul",

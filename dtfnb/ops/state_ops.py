@@ -12,7 +12,7 @@ def _same_as_input(op):
     return [op.inputs[0].shape]
 
 
-define_op("VariableV2", lambda op: [op.get_attr("shape")], stateful=True)
+define_op("VariableV2", lambda op: [op._attr("shape")], stateful=True)
 define_op("Assign", lambda op: [op.inputs[1].shape if not op.get_attr("validate_shape")
                                 else op.inputs[0].shape.merge_with(op.inputs[1].shape)],
           stateful=True)
