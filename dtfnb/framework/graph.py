@@ -296,9 +296,9 @@ class Graph:
                 raise KeyError(f"The name '{name}' refers to an Operation not in the graph.")
             return self._ops_by_name[name]
         if ":" not in name:
-            raise ValueError(f"The name '{name}' appears to refer to an Operation, not a "
-                             "Tensor. Tensor names must be of the form \"<op_name>:<output>\".")
-        raise ValueError(f"Name {name!r} appears to refer to a Tensor, not an Operation.")
+            raise ValueError(f"The name '{name}' refers to an Operation, not a Tensor. Tensor "
+                             "names must be of the form \"<op_name>:<output_index>\".")
+        raise ValueError(f"Name {name!r} appears to refer to a Tensor, not a Operation.")
 
     # -- collections ----------------------------------------------------------------
 

@@ -94,13 +94,16 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
     if shape is not None:
         shape = tuple(TensorShape(shape).as_list())
         if verify_shape and array.shape != shape:
-            raise TypeError(f"Expected Tensor's shape: {shape}, got {array.shape}.")
-        if array.size == 1:
-            array = np.full(shape, array.reshape(()), dtype=array.dtype)
-        elif array.size == int(np.prod(shape)):
-            array = array.reshape(shape)
-        else:
-            raise TypeError(f"Expected Tensor's shape: {shape}, got {array.shape}.")
+            raise TypeError(f"Expected Tensor's shape: {shape}, but got {array.shape}.")
+        size = int(np.prod(shape))
+        if array.size > size:
+            raise ValueError(f"Too many elements provided. Takes at most {size}, but got "
+                             f"{array.size}.")
+        # as TensorFlow, too few values are padded with the last one (zeros if none)
+        flat = array.reshape(-1)
+        fill = flat[-1] if flat.size else b"" if array.dtype == object else 0
+        array = np.concatenate([flat, np.full(size - flat.size, fill, array.dtype)])
+        array = array.reshape(shape)
     return make_tensor("Const", [], dtypes.as_dtype(array.dtype) if array.dtype != object
                        else dtypes.string, name=name,
                        attrs={"value": array, "dtype": _infer_dtype(array)})

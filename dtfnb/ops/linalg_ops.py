@@ -46,7 +46,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
         return make_tensor("BatchMatMul", [a, b], a.dtype.base_dtype, name=name or "MatMul",
                            attrs={"T": a.dtype.base_dtype, "adj_x": ta, "adj_y": tb})
     return make_tensor("MatMul", [a, b], a.dtype.base_dtype, name=name or "MatMul",
-                       attrs={"T": a.dtype.base_dtype, "transpose_a": ta, "transpose_b": tb})
+                       attrs={"T": a.dtype.base_dtype, "transpose_a": ta, "transpose_b": tb,
+                              "grad_a": False, "grad_b": False})
 
 
 def _matmul_grads(a, b, grad, ta, tb, mm):

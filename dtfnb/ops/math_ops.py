@@ -76,14 +76,14 @@ def binary_inputs(x, y, op_type="op", names=("x", "y")):
     return x, y
 
 
-def binary_op(op_type, x, y, name, out_dtype=None):
+def binary_op(op_type, x, y, name, out_dtype=None, attrs=None):
     # As TensorFlow's op helper: the op's name is a scope, so a converted operand
     # is named like "Mul/y".
     with graph_of(x, y).name_scope(name or op_type) as scope:
         x, y = binary_inputs(x, y, op_type)
         dtype = out_dtype or x.dtype.base_dtype
         return make_tensor(op_type, [x, y], dtype, name=scope,
-                           attrs={"T": x.dtype.base_dtype})
+                           attrs={"T": x.dtype.base_dtype, **(attrs or {})})
 
 
 def _binary(op_type, py_name):
@@ -96,8 +96,11 @@ def _binary(op_type, py_name):
 
 
 def _comparison(op_type, py_name):
+    # Equal and NotEqual have an attr saying whether shapes that do not broadcast fail
+    attrs = {"incompatible_shape_error": True} if op_type in ("Equal", "NotEqual") else None
+
     def build(x, y, name=None):
-        return binary_op(op_type, x, y, name, dtypes.bool_)
+        return binary_op(op_type, x, y, name, dtypes.bool_, attrs)
 
     build.__name__ = build.__qualname__ = py_name
     build.__doc__ = f"Elementwise {op_type} of x and y (a bool tensor), with broadcasting."

@@ -45,7 +45,8 @@ def _update(op_type, ref, value, name, attrs):
     if op_type != "Assign" or attrs.get("validate_shape", True):
         if not ref.shape.is_compatible_with(value.shape) and op_type != "Assign":
             raise ValueError(f"Shapes {ref.shape} and {value.shape} are incompatible")
-    return make_tensor(op_type, [ref, value], ref.dtype, name=name or op_type, attrs=attrs)
+    return make_tensor(op_type, [ref, value], ref.dtype, name=name or op_type,
+                       attrs={"T": ref.dtype.base_dtype, **attrs})
 
 
 def assign(ref, value, validate_shape=None, use_locking=None, name=None):
@@ -55,8 +56,10 @@ def assign(ref, value, validate_shape=None, use_locking=None, name=None):
     if validate and not ref_tensor.shape.is_compatible_with(value_tensor.shape):
         raise ValueError(f"Dimensions must be equal, but are {ref_tensor.shape} and "
                          f"{value_tensor.shape} for '{name or 'Assign'}' (op: 'Assign')")
+    # Assign locks by default, AssignAdd and AssignSub do not (their ops' defaults)
+    locking = True if use_locking is None else bool(use_locking)
     return _update("Assign", ref, value_tensor, name,
-                   {"validate_shape": validate, "use_locking": bool(use_locking)})
+                   {"validate_shape": validate, "use_locking": locking})
 
 
 def assign_add(ref, value, use_locking=None, name=None):
