@@ -36,7 +36,8 @@ from dtfnb.protos.graph_pb2 import AttrValue, GraphDef, NodeDef
 # scopes, collections and devices on the default graph
 from dtfnb.framework.api import (
     add_to_collection, add_to_collections, colocate_with, container, control_dependencies,
-    device, get_collection, get_collection_ref, name_scope, set_random_seed)
+    device, executing_eagerly, get_collection, get_collection_ref, name_scope,
+    set_random_seed)
 
 # array and math ops
 from dtfnb.ops.variables import report_uninitialized_variables
@@ -61,7 +62,7 @@ from dtfnb.ops.clip_ops import (
     clip_by_global_norm, clip_by_norm, clip_by_value, global_norm)
 
 # neural networks, layers, initializers and random ops
-from dtfnb import initializers, layers, nn, random, train
+from dtfnb import compat, initializers, layers, logging, nn, random, train
 from dtfnb import distribute
 from dtfnb.ops.init_ops import (
     constant_initializer, glorot_normal_initializer, glorot_uniform_initializer,
@@ -96,6 +97,9 @@ from dtfnb.ops.io_ops import (
     FixedLengthRecordReader, ReaderBase, TextLineReader, TFRecordReader, WholeFileReader,
     matching_files)
 
+
+# tf.test: TestCase with sessions and TensorFlow's assertions
+from dtfnb import test
 
 # Jupyter: `%load_ext dtfnb` (imports IPython only then)
 def load_ipython_extension(ipython):

@@ -50,3 +50,8 @@ def get_collection_ref(key):
 def set_random_seed(seed):
     """Sets the graph-level seed; random ops then get reproducible op-level seeds."""
     get_default_graph().seed = seed
+
+
+def executing_eagerly():
+    """Always False: dtfnb is TensorFlow 1's graph mode, ops run only in a session."""
+    return False
