@@ -89,6 +89,8 @@ from dtfnb.ops.data_flow_ops import (
 
 # conditional accumulators (SyncReplicasOptimizer's) and sparse gradients
 from dtfnb.framework.indexed_slices import IndexedSlices
+from dtfnb.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from dtfnb.ops.array_ops import sparse_placeholder
 from dtfnb.ops.accumulator_ops import (
     ConditionalAccumulator, ConditionalAccumulatorBase, SparseConditionalAccumulator)
 

@@ -23,11 +23,7 @@ class Graph:
         self._ops = []
         self._ops_by_name = {}
         self._names_in_use = {}
-        self._name_scope = ""
-        self._device_stack = []      # strings (canonical specs), callables, or None
-        self._colocation_stack = []
-        self._control_stack = []     # _ControlContext per block; None clears outer ones
-        self._container = ""
+        self._scopes = _Scopes()
         self._collections = {}
         self._unfeedable = set()
         self._unfetchable = set()
@@ -64,8 +60,8 @@ class Graph:
                 tensor._shape = shape
             self._record_control_seen(op)
             self._apply_device(op)
-            if self._container and "container" in op._attrs and not op._attrs["container"]:
-                op._attrs["container"] = self._container
+            if self._scopes.container and "container" in op._attrs and not op._attrs["container"]:
+                op._attrs["container"] = self._scopes.container
             self._ops.append(op)
             self._ops_by_name[name] = op
         return op
@@ -81,8 +77,8 @@ class Graph:
         return self.unique_name(name)
 
     def unique_name(self, name, mark_as_used=True):
-        if self._name_scope:
-            name = f"{self._name_scope}/{name}"
+        if self._scopes.name_scope:
+            name = f"{self._scopes.name_scope}/{name}"
         key = name.lower()
         count = self._names_in_use.get(key, 0)
         if mark_as_used:
@@ -100,7 +96,7 @@ class Graph:
     def _apply_device(self, op):
         # An op taking a ref input is colocated with it (TensorFlow's op_def_library does so).
         refs = [t.op for t in op._inputs if t.dtype.is_ref_dtype]
-        stack = self._colocation_stack + refs[:1]
+        stack = self._scopes.colocation_stack + refs[:1]
         if stack:
             target = stack[-1]
             groups = []
@@ -113,7 +109,7 @@ class Graph:
 
     def _apply_device_functions(self, op):
         """Applies the device stack to `op`, innermost block first (the importer uses it too)."""
-        for entry in reversed(self._device_stack):  # innermost first, as TensorFlow does
+        for entry in reversed(self._scopes.device_stack):  # innermost first, as TensorFlow does
             if entry is None:
                 break
             if callable(entry):
@@ -124,7 +120,7 @@ class Graph:
 
     def _active_control_contexts(self):
         """The control_dependencies blocks in force, outermost first (None clears outer ones)."""
-        stack = self._control_stack
+        stack = self._scopes.control_stack
         start = len(stack)
         while start and stack[start - 1] is not None:
             start -= 1
@@ -161,21 +157,30 @@ class Graph:
     @contextlib.contextmanager
     def name_scope(self, name):
         """Opens a scope; yields its full name ending in '/' ('' at top level)."""
-        old = self._name_scope
+        old = self._scopes.name_scope
         if not name:
             new = ""
         elif name.endswith("/"):
             new = name[:-1]
         else:
             new = self.unique_name(name)
-        self._name_scope = new
+        self._scopes.name_scope = new
         try:
             yield f"{new}/" if new else ""
         finally:
-            self._name_scope = old
+            self._scopes.name_scope = old
+
+    def switch_to_thread_local(self):
+        """Makes the scopes that `with` blocks open on this graph (name scope, devices,
+        colocation, control dependencies, container) each thread's own from now on; each
+        thread starts from the devices, colocations and dependencies open now."""
+        if not isinstance(self._scopes, _ThreadLocalScopes):
+            scopes = _ThreadLocalScopes(self._scopes)
+            scopes.name_scope = self._scopes.name_scope  # this thread's only
+            self._scopes = scopes
 
     def get_name_scope(self):
-        return self._name_scope
+        return self._scopes.name_scope
 
     @contextlib.contextmanager
     def device(self, device_name_or_function):
@@ -188,40 +193,40 @@ class Graph:
         elif entry is not None and not callable(entry):
             raise TypeError(f"tf.device expects a string, a DeviceSpec, a function or None, "
                             f"got {entry!r}")
-        self._device_stack.append(entry)
+        self._scopes.device_stack.append(entry)
         try:
             yield
         finally:
-            self._device_stack.pop()
+            self._scopes.device_stack.pop()
 
     @contextlib.contextmanager
     def colocate_with(self, op, ignore_existing=False):
         """Ops created in the block take `op`'s device and colocation group."""
         if op is None:
-            saved = self._colocation_stack
-            self._colocation_stack = []
+            saved = self._scopes.colocation_stack
+            self._scopes.colocation_stack = []
             try:
                 yield
             finally:
-                self._colocation_stack = saved
+                self._scopes.colocation_stack = saved
             return
         op = op.op if isinstance(op, Tensor) else getattr(op, "op", op)
-        saved_devices, saved_coloc = self._device_stack, self._colocation_stack
-        self._device_stack = []
-        self._colocation_stack = ([] if ignore_existing else list(saved_coloc)) + [op]
+        saved_devices, saved_coloc = self._scopes.device_stack, self._scopes.colocation_stack
+        self._scopes.device_stack = []
+        self._scopes.colocation_stack = ([] if ignore_existing else list(saved_coloc)) + [op]
         try:
             yield
         finally:
-            self._device_stack, self._colocation_stack = saved_devices, saved_coloc
+            self._scopes.device_stack, self._scopes.colocation_stack = saved_devices, saved_coloc
 
     @contextlib.contextmanager
     def container(self, container_name):
-        saved = self._container
-        self._container = container_name
+        saved = self._scopes.container
+        self._scopes.container = container_name
         try:
             yield container_name
         finally:
-            self._container = saved
+            self._scopes.container = saved
 
     @contextlib.contextmanager
     def control_dependencies(self, control_inputs):
@@ -236,11 +241,11 @@ class Graph:
                     op = op.op
                 if op not in current and op not in entry.ops:
                     entry.ops.append(op)
-        self._control_stack.append(entry)
+        self._scopes.control_stack.append(entry)
         try:
             yield
         finally:
-            self._control_stack.pop()
+            self._scopes.control_stack.pop()
 
     # -- lookup -----------------------------------------------------------------------
 
@@ -260,28 +265,27 @@ class Graph:
             obj = obj._as_graph_element()
         if isinstance(obj, (Tensor, Operation)):
             if obj.graph is not self:
-                raise ValueError(f"{obj!r} is not an element of this graph.")
-            if isinstance(obj, Tensor) and not allow_tensor:
-                raise ValueError(f"Can not convert a Tensor into an Operation: {obj.name}")
-            if isinstance(obj, Operation) and not allow_operation:
-                raise ValueError(f"Can not convert an Operation into a Tensor: {obj.name}")
+                kind = "Tensor" if isinstance(obj, Tensor) else "Operation"
+                raise ValueError(f"{kind} {obj} is not an element of this graph.")
+            if isinstance(obj, Tensor) and not allow_tensor or \
+                    isinstance(obj, Operation) and not allow_operation:
+                raise TypeError(_unconvertible(obj, allow_tensor, allow_operation))
             return obj
         if isinstance(obj, bytes):  # as TensorFlow's compat.as_str
             obj = obj.decode()
         if isinstance(obj, str):
             return self._element_by_name(obj, allow_tensor, allow_operation)
-        wanted = " or ".join(kind for kind, allowed in (("Tensor", allow_tensor),
-                                                         ("Operation", allow_operation)) if allowed)
-        raise TypeError(f"Can not convert a {type(obj).__name__} into a {wanted}.")
+        raise TypeError(_unconvertible(obj, allow_tensor, allow_operation))
 
     def _element_by_name(self, name, allow_tensor, allow_operation):
         if ":" in name and allow_tensor:
-            op_name, _, index = name.rpartition(":")
+            op_name, _, index = name.partition(":")
             try:
                 index = int(index)
             except ValueError:
-                raise ValueError(f"The name {name!r} looks like a Tensor name, but is not a "
-                                 "valid one.") from None
+                raise ValueError(f"The name {name!r} looks a like a Tensor name, but is not a "
+                                 "valid one. Tensor names must be of the form "
+                                 "\"<op_name>:<output_index>\".") from None
             if op_name not in self._ops_by_name:
                 raise KeyError(f"The name '{name}' refers to a Tensor which does not exist. "
                                f"The operation, '{op_name}', does not exist in the graph.")
@@ -369,6 +373,37 @@ class Graph:
     @property
     def _last_id(self):
         return len(self._ops)
+
+
+class _Scopes:
+    """What the `with` blocks open on a graph push: the name scope, the device stack
+    (canonical specs, callables, or None), the colocation stack, the control dependency
+    blocks (a _ControlContext each; None clears outer ones) and the container."""
+
+    def __init__(self):
+        self.name_scope = ""
+        self.device_stack = []
+        self.colocation_stack = []
+        self.control_stack = []
+        self.container = ""
+
+
+class _ThreadLocalScopes(threading.local, _Scopes):
+    """_Scopes of each thread: each starts at the root name scope, with a copy of the
+    other scopes of `shared`, as TensorFlow's."""
+
+    def __init__(self, shared):
+        self.name_scope = ""
+        self.device_stack = list(shared.device_stack)
+        self.colocation_stack = list(shared.colocation_stack)
+        self.control_stack = list(shared.control_stack)
+        self.container = shared.container
+
+
+def _unconvertible(obj, allow_tensor, allow_operation):
+    wanted = " or ".join(kind for kind, allowed in (("Tensor", allow_tensor),
+                                                     ("Operation", allow_operation)) if allowed)
+    return f"Can not convert a {type(obj).__name__} into a {wanted}."
 
 
 class _ControlContext:

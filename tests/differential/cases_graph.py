@@ -105,6 +105,11 @@ def float_division_semantics(tf):
 
 
 @case
+def integer_division_by_zero(tf):
+    return outcome(run, tf, tf.constant([1]) // tf.constant([0]))
+
+
+@case
 def builders_names(tf):
     a = tf.constant([1.0, 2.0])
     ops = [tf.add(a, a), tf.subtract(a, a), tf.multiply(a, a), tf.realdiv(a, a),
