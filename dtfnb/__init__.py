@@ -96,8 +96,8 @@ from dtfnb.ops.accumulator_ops import (
 
 # readers
 from dtfnb.ops.io_ops import (
-    FixedLengthRecordReader, ReaderBase, TextLineReader, TFRecordReader, WholeFileReader,
-    matching_files)
+    FixedLengthRecordReader, IdentityReader, ReaderBase, TextLineReader, TFRecordReader,
+    WholeFileReader, matching_files)
 
 
 # tf.test: TestCase with sessions and TensorFlow's assertions
