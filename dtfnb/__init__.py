@@ -17,7 +17,9 @@ from dtfnb.framework.default_session import get_default_session
 from dtfnb.framework.graph import Graph, get_default_graph, reset_default_graph
 from dtfnb.framework.graph_keys import GraphKeys
 from dtfnb.framework.operation import Operation
-from dtfnb.framework.versions import VERSION, __version__
+from dtfnb.framework.versions import (
+    GRAPH_DEF_VERSION, GRAPH_DEF_VERSION_MIN_CONSUMER, GRAPH_DEF_VERSION_MIN_PRODUCER, VERSION,
+    __version__)
 from dtfnb.framework.registry import NotDifferentiable, RegisterGradient
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops.array_ops import identity, placeholder, placeholder_with_default

@@ -327,26 +327,33 @@ def _feed_value(tensor, value):
         raise TypeError(f"Tensor {tensor.name} of type resource may not be fed.")
     if hasattr(value, "__cuda_array_interface__"):
         array = value
-    elif dtype is dtypes.string:
-        array = np.asarray(value, dtype=object)
-        # TensorFlow's strings are bytes: a fed str is encoded (UTF-8), as TF does
-        flat = [v.encode() if isinstance(v, str) else v for v in array.reshape(-1)]
-        array = np.array(flat, dtype=object).reshape(array.shape)
     else:
-        np_dtype = dtype.as_numpy_dtype
-        if isinstance(value, int) and not isinstance(value, bool) \
-                and np.asarray(value).astype(np_dtype) != value:
+        np_dtype = object if dtype is dtypes.string else dtype.as_numpy_dtype
+        if isinstance(value, int) and not _int_survives(value, np_dtype):
             raise TypeError(f"Type of feed value {value} with type {type(value)} is not "
                             f"compatible with Tensor type {np_dtype}. Try explicitly setting "
                             "the type of the feed tensor to a larger type (e.g. int64).")
-        # numbers are cast (wrapping around, as TensorFlow does under numpy 2), others
-        # converted
-        array = np.asarray(value).astype(np_dtype, copy=False) \
-            if np.issubdtype(np_dtype, np.number) else np.asarray(value, dtype=np_dtype)
+        if dtype is dtypes.string:
+            array = np.asarray(value, dtype=object)
+            # TensorFlow's strings are bytes: a fed str is encoded (UTF-8), as TF does
+            flat = [v.encode() if isinstance(v, str) else v for v in array.reshape(-1)]
+            array = np.array(flat, dtype=object).reshape(array.shape)
+        elif np.issubdtype(np_dtype, np.number):
+            # cast, wrapping around, as TensorFlow does under numpy 2
+            array = np.asarray(value).astype(np_dtype, copy=False)
+        else:
+            array = np.asarray(value, dtype=np_dtype)
     if not tensor.shape.is_compatible_with(array.shape):
         raise ValueError(f"Cannot feed value of shape {array.shape} for Tensor {tensor.name}, "
                          f"which has shape {tensor.shape}")
     return array
+
+
+def _int_survives(value, np_dtype):
+    """Whether a Python int fed as `np_dtype` keeps its value (a string never does)."""
+    if np_dtype is object:
+        return False
+    return np_dtype(np.array(value).astype(np_dtype)) == value
 
 
 class _PartialRun:

@@ -67,6 +67,8 @@ class Graph:
         return op
 
     def _op_name(self, name):
+        if isinstance(name, bytes):  # TensorFlow's names are text; bytes are decoded
+            name = name.decode()
         if name.endswith("/"):  # an absolute name, as returned by name_scope
             name = name[:-1]
             if name in self._ops_by_name:
@@ -148,11 +150,17 @@ class Graph:
 
     @contextlib.contextmanager
     def as_default(self):
-        _default_graphs().append(self)
+        # The stack of the entering thread: an InteractiveSession may be closed (and leave
+        # its graph) in another thread, or out of order, as TensorFlow allows.
+        stack = _default_graphs()
+        stack.append(self)
         try:
             yield self
         finally:
-            _default_graphs().pop()
+            for i in range(len(stack) - 1, -1, -1):
+                if stack[i] is self:
+                    del stack[i]
+                    break
 
     @contextlib.contextmanager
     def name_scope(self, name):

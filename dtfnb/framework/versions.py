@@ -4,3 +4,8 @@ version is its package metadata (`importlib.metadata.version("dtfnb")`)."""
 
 VERSION = "2.21.0"
 __version__ = VERSION
+
+# The GraphDef versions of that TensorFlow: what it writes, and the oldest it reads.
+GRAPH_DEF_VERSION = 2474
+GRAPH_DEF_VERSION_MIN_CONSUMER = 0
+GRAPH_DEF_VERSION_MIN_PRODUCER = 0

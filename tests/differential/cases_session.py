@@ -131,6 +131,12 @@ _FEEDS = {
     "nested_ragged": ("float32", None, [[1], [2, 3]]),
     "half": ("float16", [2], [0.5, 1.5]),
     "float64": ("float64", [1], [1e100]),
+    "int_to_string": ("string", None, 1),
+    "int_to_bool": ("bool", [], 2),
+    "one_to_bool": ("bool", [], 1),
+    "int_to_float": ("float32", [], 3),
+    "bool_to_int": ("int32", [], True),
+    "numpy_scalar_overflow": ("int32", [], np.int64(2 ** 40)),
 }
 
 
@@ -471,8 +477,26 @@ def session_graph_and_config(tf):
 
 
 @case
+def graph_def_versions(tf):
+    return tf.GRAPH_DEF_VERSION, tf.GRAPH_DEF_VERSION_MIN_CONSUMER, tf.GRAPH_DEF_VERSION_MIN_PRODUCER
+
+
+@case
+def interactive_sessions(tf):
+    a = tf.constant(2)
+    first = tf.InteractiveSession()
+    second = tf.InteractiveSession()
+    value = a.eval()
+    second.close()
+    after_second = tf.get_default_session() is first
+    first.close()
+    return value, after_second, tf.get_default_session() is None, \
+        tf.get_default_graph() is a.graph
+
+
+@case
 def session_run_string_types(tf):
-    tf.constant(3, name="c")
+    tf.constant(3, name=b"c")
     with tf.Session() as sess:
         return sess.run("c:0"), sess.run(b"c:0"), sess.run(["c:0", b"c:0"]), sess.run("c")
 
