@@ -478,7 +478,8 @@ def session_graph_and_config(tf):
 
 @case
 def graph_def_versions(tf):
-    return tf.GRAPH_DEF_VERSION, tf.GRAPH_DEF_VERSION_MIN_CONSUMER, tf.GRAPH_DEF_VERSION_MIN_PRODUCER
+    return (tf.GRAPH_DEF_VERSION, tf.GRAPH_DEF_VERSION_MIN_CONSUMER,
+            tf.GRAPH_DEF_VERSION_MIN_PRODUCER)
 
 
 @case
