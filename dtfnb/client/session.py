@@ -30,11 +30,12 @@ _CACHE_LIMIT = 256
 class _DeviceAttributes:
     """A device of a session: name, type, memory limit and incarnation."""
 
-    def __init__(self, name, device_type, memory_limit_bytes, incarnation):
+    def __init__(self, name, device_type, memory_limit_bytes, incarnation, description=""):
         self._name = device_spec.canonical_name(name)
         self._device_type = device_type
         self._memory_limit_bytes = memory_limit_bytes
         self._incarnation = incarnation
+        self._description = description
 
     @property
     def name(self):
@@ -51,6 +52,11 @@ class _DeviceAttributes:
     @property
     def incarnation(self):
         return self._incarnation
+
+    @property
+    def description(self):
+        """dtfnb: what the device is ("emulated GPU" ...), as the notebooks print it."""
+        return self._description
 
     def __repr__(self):
         return (f"_DeviceAttributes({self._name}, {self._device_type}, "
@@ -124,7 +130,7 @@ class BaseSession:
         return getattr(self._master, "events", None)
 
     def list_devices(self):
-        return [_DeviceAttributes(d.name, d.device_type, 0, 0)
+        return [_DeviceAttributes(d.name, d.device_type, 0, 0, d.description)
                 for d in self._master.list_devices(self._handle)]
 
     def as_default(self):
@@ -264,10 +270,9 @@ class BaseSession:
                         "values include Python scalars, strings, lists, numpy ndarrays, or "
                         f"TensorHandles. For reference, the tensor object was {value} which "
                         f"was passed to the argument `feed_dict` with key {key}.")
-                array = _feed_value(tensor, part_value)
-                if not self._graph.is_feedable(tensor):
+                if not self._graph.is_feedable(tensor):  # (TensorFlow checks the value first)
                     raise ValueError(f"Tensor {tensor.name} may not be fed.")
-                feeds[tensor.name] = array
+                feeds[tensor.name] = _feed_value(tensor, part_value)
         return feeds
 
     def _with_op(self, err):
