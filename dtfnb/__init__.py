@@ -64,7 +64,7 @@ from dtfnb.ops.clip_ops import (
     clip_by_global_norm, clip_by_norm, clip_by_value, global_norm)
 
 # neural networks, layers, initializers and random ops
-from dtfnb import compat, initializers, layers, logging, nn, random, train
+from dtfnb import compat, initializers, layers, logging, nn, random, summary, train
 from dtfnb import distribute
 from dtfnb.ops.init_ops import (
     constant_initializer, glorot_normal_initializer, glorot_uniform_initializer,
@@ -87,6 +87,7 @@ from dtfnb.ops.parsing_ops import decode_csv, decode_raw, string_to_number
 
 # queues
 from dtfnb.ops.data_flow_ops import (
+    dynamic_partition,
     FIFOQueue, PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue)
 
 # conditional accumulators (SyncReplicasOptimizer's) and sparse gradients

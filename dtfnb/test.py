@@ -7,6 +7,7 @@ test that joins it. The assertions compare nests of arrays the way TensorFlow's 
 
 import contextlib
 import os
+import random
 import re
 import tempfile
 import threading
@@ -19,8 +20,10 @@ import numpy as np
 from dtfnb import logging as tf_logging
 from dtfnb.base import errors
 from dtfnb.client.session import Session
+from dtfnb.framework.api import set_random_seed
 from dtfnb.framework.default_session import get_default_session
 from dtfnb.framework.graph import get_default_graph, reset_default_graph
+from dtfnb.framework.random_seed import DEFAULT_GRAPH_SEED
 from dtfnb.runtime import devices
 
 
@@ -120,8 +123,13 @@ class TestCase(unittest.TestCase):
     """TensorFlow's test case for graph-mode code."""
 
     def setUp(self):
+        """Each test starts from a new default graph, and seeds it, numpy and `random`
+        with TensorFlow's default graph seed."""
         super().setUp()
+        random.seed(DEFAULT_GRAPH_SEED)
+        np.random.seed(DEFAULT_GRAPH_SEED)
         reset_default_graph()
+        set_random_seed(DEFAULT_GRAPH_SEED)
         self._cached = None
         self._threads = []
 
@@ -151,13 +159,17 @@ class TestCase(unittest.TestCase):
 
     @contextlib.contextmanager
     def cached_session(self, graph=None, config=None, use_gpu=True, force_gpu=False):
-        """This test's one session, made the default; closed when the test ends."""
-        graph = graph if graph is not None else get_default_graph()
-        if self._cached is None or self._cached.graph is not graph:
-            if self._cached is not None:
-                self._cached.close()
+        """This test's one session, made the default with its graph; closed when the test
+        ends. Asked with the same `graph` (None: the default graph when first asked), it is
+        the same session in every thread."""
+        if self._cached is None:
             self._cached = Session(graph=graph, config=config)
-        with graph.as_default(), self._cached.as_default():
+            self._cached_graph = graph
+        elif self._cached_graph is not graph:
+            raise ValueError("The graph used to get the cached session is different than the "
+                             "one that was used to create the session. Maybe create a new "
+                             "session with self.session()")
+        with self._cached.graph.as_default(), self._cached.as_default():
             yield self._cached
 
     def test_session(self, graph=None, config=None, use_gpu=True, force_gpu=False):

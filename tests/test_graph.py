@@ -679,3 +679,28 @@ def test_a_failed_import_leaves_the_graph_unchanged():
         with pytest.raises(ValueError, match="_output_types"):
             tf.import_graph_def(missing)
         assert g.get_operations() == []
+
+
+def test_switch_to_thread_local_gives_each_thread_its_own_device_and_control_stacks():
+    graph = tf.Graph()
+    with graph.as_default():
+        first = tf.no_op(name="first")
+        with tf.device("/cpu:1"), tf.control_dependencies([first]):
+            made = []
+
+            def build(name):
+                with graph.as_default():
+                    made.append(tf.no_op(name=name))
+
+            for name in ("shared", "own"):
+                thread = threading.Thread(target=build, args=(name,))
+                thread.start()
+                thread.join()
+                graph.switch_to_thread_local()
+            mine = tf.no_op(name="mine")
+    # before the switch a thread sees the blocks another opened; after it, none
+    shared, own = made
+    assert (shared.device, shared.control_inputs) == ("/device:CPU:1", [first])
+    assert (own.device, own.control_inputs) == ("", [])
+    assert (mine.device, mine.control_inputs) == ("/device:CPU:1", [first])
+

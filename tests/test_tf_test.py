@@ -37,6 +37,36 @@ def test_a_user_test_case_runs_with_sessions_and_assertions():
     assert seen["session"]._closed, "the cached session is closed when the test ends"
 
 
+def test_the_cached_session_is_the_same_in_every_thread_and_the_graph_is_seeded():
+    seen = {}
+
+    class Threaded(tf.test.TestCase):
+        def testEvaluateInAThread(self):
+            tf.get_default_graph().switch_to_thread_local()
+            with self.cached_session() as sess:
+                q = tf.FIFOQueue(3, tf.float32, shapes=[[]])
+                enqueue = q.enqueue([1.0])
+                def enqueue_in_a_thread():
+                    self.evaluate(enqueue)  # no default session here: the cached one
+                    with self.cached_session() as in_thread:
+                        seen["in thread"] = in_thread
+
+                thread = self.checkedThread(enqueue_in_a_thread)
+                thread.start()
+                thread.join()
+                seen["size"] = self.evaluate(q.size())
+                seen["session"] = sess
+                seen["seed"] = tf.get_default_graph().seed
+            with self.assertRaisesRegex(ValueError, "graph used to get the cached session"):
+                with self.cached_session(graph=tf.Graph()):
+                    pass
+
+    result = run_case(Threaded)
+    assert result.wasSuccessful(), result.failures + result.errors
+    assert seen["in thread"] is seen["session"] and seen["size"] == 1
+    assert seen["seed"] == 87654321
+
+
 def test_failures_are_reported():
     class Failing(tf.test.TestCase):
         def testThread(self):

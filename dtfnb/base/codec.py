@@ -110,20 +110,3 @@ def attr_from_proto(attr):
                 return [_DECODE[name](v) for v in items]
         return []
     return _DECODE[field](getattr(attr, field))
-
-
-def attr_public(attr):
-    """An AttrValue as TensorFlow's `Operation.get_attr` returns it: strings stay bytes,
-    shapes and tensors stay protos."""
-    field = attr.WhichOneof("value")
-    if field == "list":
-        for name in ("s", "i", "f", "b", "type", "shape", "tensor"):
-            items = getattr(attr.list, name)
-            if len(items):
-                return [_public_value(name, v) for v in items]
-        return []
-    return None if field is None else _public_value(field, getattr(attr, field))
-
-
-def _public_value(field, value):
-    return dtypes.as_dtype(value) if field == "type" else value

@@ -16,7 +16,7 @@ from dtfnb.ops.building import graph_of, make_op
 define_op("IteratorV2", lambda op: [scalar()], stateful=True)
 define_op("OneShotIterator", lambda op: [scalar()], stateful=True)
 define_op("MakeIterator", lambda op: [], stateful=True)
-define_op("IteratorGetNext", lambda op: [as_shape(s) for s in op._attr("output_shapes")],
+define_op("IteratorGetNext", lambda op: [as_shape(s) for s in op._raw_attr("output_shapes")],
           stateful=True)
 
 

@@ -17,8 +17,9 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, as_ref
     dtype = None if dtype is None else _dtypes.as_dtype(dtype)
     if isinstance(value, Tensor):
         if dtype is not None and not dtype.is_compatible_with(value.dtype):
-            raise ValueError(f"Tensor conversion requested dtype {dtype.name} for Tensor with "
-                             f"dtype {value.dtype.name}: {value!r}")
+            prefix = f"{name}: " if name else ""  # TensorFlow names the conversion it refused
+            raise ValueError(f"{prefix}Tensor conversion requested dtype {dtype.name} for "
+                             f"Tensor with dtype {value.dtype.name}: {value!r}")
         return value
     if isinstance(value, Operation):
         raise TypeError(f"can't convert Operation '{value.name}' to Tensor")

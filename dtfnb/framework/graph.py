@@ -16,14 +16,38 @@ from dtfnb.framework.tensor import Tensor
 from dtfnb.protos import graph_pb2
 
 
+class _Stacks:
+    """What device, colocation and control-dependency blocks push while ops are built."""
+
+    def __init__(self):
+        self.device = []      # strings (canonical specs), callables, or None
+        self.colocation = []
+        self.control = []     # _ControlContext per block; None clears outer ones
+
+
+class _ThreadLocalStacks(threading.local, _Stacks):
+    """Each thread's own stacks (after switch_to_thread_local)."""
+
+
+def _stack(field):
+    return property(lambda graph: getattr(graph._stacks, field),
+                    lambda graph, value: setattr(graph._stacks, field, value))
+
+
 class Graph:
     """A TensorFlow 1 computation graph."""
+
+    _device_stack = _stack("device")
+    _colocation_stack = _stack("colocation")
+    _control_stack = _stack("control")
 
     def __init__(self):
         self._ops = []
         self._ops_by_name = {}
         self._names_in_use = {}
-        self._scopes = _Scopes()
+        self._name_scope = ""
+        self._stacks = _Stacks()     # shared by every thread, as in TensorFlow
+        self._container = ""
         self._collections = {}
         self._unfeedable = set()
         self._unfetchable = set()
@@ -60,8 +84,8 @@ class Graph:
                 tensor._shape = shape
             self._record_control_seen(op)
             self._apply_device(op)
-            if self._scopes.container and "container" in op._attrs and not op._attrs["container"]:
-                op._attrs["container"] = self._scopes.container
+            if self._container and "container" in op._attrs and not op._attrs["container"]:
+                op._attrs["container"] = self._container
             self._ops.append(op)
             self._ops_by_name[name] = op
         return op
@@ -79,8 +103,8 @@ class Graph:
         return self.unique_name(name)
 
     def unique_name(self, name, mark_as_used=True):
-        if self._scopes.name_scope:
-            name = f"{self._scopes.name_scope}/{name}"
+        if self._name_scope:
+            name = f"{self._name_scope}/{name}"
         key = name.lower()
         count = self._names_in_use.get(key, 0)
         if mark_as_used:
@@ -98,7 +122,7 @@ class Graph:
     def _apply_device(self, op):
         # An op taking a ref input is colocated with it (TensorFlow's op_def_library does so).
         refs = [t.op for t in op._inputs if t.dtype.is_ref_dtype]
-        stack = self._scopes.colocation_stack + refs[:1]
+        stack = self._colocation_stack + refs[:1]
         if stack:
             target = stack[-1]
             groups = []
@@ -111,7 +135,7 @@ class Graph:
 
     def _apply_device_functions(self, op):
         """Applies the device stack to `op`, innermost block first (the importer uses it too)."""
-        for entry in reversed(self._scopes.device_stack):  # innermost first, as TensorFlow does
+        for entry in reversed(self._device_stack):  # innermost first, as TensorFlow does
             if entry is None:
                 break
             if callable(entry):
@@ -122,7 +146,7 @@ class Graph:
 
     def _active_control_contexts(self):
         """The control_dependencies blocks in force, outermost first (None clears outer ones)."""
-        stack = self._scopes.control_stack
+        stack = self._control_stack
         start = len(stack)
         while start and stack[start - 1] is not None:
             start -= 1
@@ -150,8 +174,7 @@ class Graph:
 
     @contextlib.contextmanager
     def as_default(self):
-        # The stack of the entering thread: an InteractiveSession may be closed (and leave
-        # its graph) in another thread, or out of order, as TensorFlow allows.
+        # The stack of the entering thread, whichever thread leaves it.
         stack = _default_graphs()
         stack.append(self)
         try:
@@ -165,30 +188,21 @@ class Graph:
     @contextlib.contextmanager
     def name_scope(self, name):
         """Opens a scope; yields its full name ending in '/' ('' at top level)."""
-        old = self._scopes.name_scope
+        old = self._name_scope
         if not name:
             new = ""
         elif name.endswith("/"):
             new = name[:-1]
         else:
             new = self.unique_name(name)
-        self._scopes.name_scope = new
+        self._name_scope = new
         try:
             yield f"{new}/" if new else ""
         finally:
-            self._scopes.name_scope = old
-
-    def switch_to_thread_local(self):
-        """Makes the scopes that `with` blocks open on this graph (name scope, devices,
-        colocation, control dependencies, container) each thread's own from now on; each
-        thread starts from the devices, colocations and dependencies open now."""
-        if not isinstance(self._scopes, _ThreadLocalScopes):
-            scopes = _ThreadLocalScopes(self._scopes)
-            scopes.name_scope = self._scopes.name_scope  # this thread's only
-            self._scopes = scopes
+            self._name_scope = old
 
     def get_name_scope(self):
-        return self._scopes.name_scope
+        return self._name_scope
 
     @contextlib.contextmanager
     def device(self, device_name_or_function):
@@ -201,40 +215,40 @@ class Graph:
         elif entry is not None and not callable(entry):
             raise TypeError(f"tf.device expects a string, a DeviceSpec, a function or None, "
                             f"got {entry!r}")
-        self._scopes.device_stack.append(entry)
+        self._device_stack.append(entry)
         try:
             yield
         finally:
-            self._scopes.device_stack.pop()
+            self._device_stack.pop()
 
     @contextlib.contextmanager
     def colocate_with(self, op, ignore_existing=False):
         """Ops created in the block take `op`'s device and colocation group."""
         if op is None:
-            saved = self._scopes.colocation_stack
-            self._scopes.colocation_stack = []
+            saved = self._colocation_stack
+            self._colocation_stack = []
             try:
                 yield
             finally:
-                self._scopes.colocation_stack = saved
+                self._colocation_stack = saved
             return
         op = op.op if isinstance(op, Tensor) else getattr(op, "op", op)
-        saved_devices, saved_coloc = self._scopes.device_stack, self._scopes.colocation_stack
-        self._scopes.device_stack = []
-        self._scopes.colocation_stack = ([] if ignore_existing else list(saved_coloc)) + [op]
+        saved_devices, saved_coloc = self._device_stack, self._colocation_stack
+        self._device_stack = []
+        self._colocation_stack = ([] if ignore_existing else list(saved_coloc)) + [op]
         try:
             yield
         finally:
-            self._scopes.device_stack, self._scopes.colocation_stack = saved_devices, saved_coloc
+            self._device_stack, self._colocation_stack = saved_devices, saved_coloc
 
     @contextlib.contextmanager
     def container(self, container_name):
-        saved = self._scopes.container
-        self._scopes.container = container_name
+        saved = self._container
+        self._container = container_name
         try:
             yield container_name
         finally:
-            self._scopes.container = saved
+            self._container = saved
 
     @contextlib.contextmanager
     def control_dependencies(self, control_inputs):
@@ -249,11 +263,13 @@ class Graph:
                     op = op.op
                 if op not in current and op not in entry.ops:
                     entry.ops.append(op)
-        self._scopes.control_stack.append(entry)
+                    # TensorFlow 2's graphs mark every op used as a manual control input.
+                    op._set_attr("_has_manual_control_dependencies", True)
+        self._control_stack.append(entry)
         try:
             yield
         finally:
-            self._scopes.control_stack.pop()
+            self._control_stack.pop()
 
     # -- lookup -----------------------------------------------------------------------
 
@@ -359,6 +375,13 @@ class Graph:
         with self._lock:
             self._functions.append((len(self._ops), function_def))
 
+    def switch_to_thread_local(self):
+        """From now on each thread has its own device, colocation and control-dependency
+        stacks: the calling thread keeps the blocks it is in, other threads start empty."""
+        if not isinstance(self._stacks, _ThreadLocalStacks):
+            shared, self._stacks = self._stacks, _ThreadLocalStacks()
+            self._stacks.__dict__.update(shared.__dict__)
+
     def finalize(self):
         self._finalized = True
 
@@ -374,38 +397,13 @@ class Graph:
     def as_graph_def(self, from_version=0):
         ops = self._ops[from_version:]  # one read: another thread may be adding ops
         graph_def = graph_pb2.GraphDef(version=from_version + len(ops))
-        graph_def.node.extend(op._graph_node_def() for op in ops)
+        graph_def.node.extend(op._typed_node_def() for op in ops)
         graph_def.library.extend(f for version, f in self._functions if version >= from_version)
         return graph_def
 
     @property
     def _last_id(self):
         return len(self._ops)
-
-
-class _Scopes:
-    """What the `with` blocks open on a graph push: the name scope, the device stack
-    (canonical specs, callables, or None), the colocation stack, the control dependency
-    blocks (a _ControlContext each; None clears outer ones) and the container."""
-
-    def __init__(self):
-        self.name_scope = ""
-        self.device_stack = []
-        self.colocation_stack = []
-        self.control_stack = []
-        self.container = ""
-
-
-class _ThreadLocalScopes(threading.local, _Scopes):
-    """_Scopes of each thread: each starts at the root name scope, with a copy of the
-    other scopes of `shared`, as TensorFlow's."""
-
-    def __init__(self, shared):
-        self.name_scope = ""
-        self.device_stack = list(shared.device_stack)
-        self.colocation_stack = list(shared.colocation_stack)
-        self.control_stack = list(shared.control_stack)
-        self.container = shared.container
 
 
 def _unconvertible(obj, allow_tensor, allow_operation):

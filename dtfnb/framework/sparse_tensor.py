@@ -94,5 +94,5 @@ def _static_shape(dense_shape):
     """The shape `dense_shape` holds where it is a constant (-1 for an unknown dimension),
     else a shape of its known rank."""
     if dense_shape.op.type == "Const":
-        return TensorShape([None if d == -1 else int(d) for d in dense_shape.op._attr("value")])
+        return TensorShape([None if d == -1 else int(d) for d in dense_shape.op._raw_attr("value")])
     return unknown_shape(dense_shape.shape[0].value)

@@ -28,7 +28,7 @@ def constant_value(tensor):
     op = tensor.op
     kind = op.type
     if kind == "Const":
-        return op._attr("value")
+        return op._raw_attr("value")
     if kind in ("Shape", "Size", "Rank"):
         shape = op.inputs[0].shape
         out = op.get_attr("out_type").as_numpy_dtype if kind != "Rank" else np.int32
@@ -117,7 +117,7 @@ def _same_shape(op):
 # -- placeholders and identity --------------------------------------------------------
 
 define_op("Placeholder", lambda op: [op._attrs.get("shape") or unknown_shape()])
-define_op("PlaceholderWithDefault", lambda op: [op._attr("shape")])
+define_op("PlaceholderWithDefault", lambda op: [op._raw_attr("shape")])
 define_op("Identity", _same_shape)
 define_op("StopGradient", _same_shape)
 NotDifferentiable("Placeholder")

@@ -10,7 +10,7 @@ from dtfnb.framework.convert import register_tensor_conversion_function
 from dtfnb.framework.registry import NotDifferentiable, define_op
 from dtfnb.ops.building import make_tensor
 
-define_op("Const", lambda op: [TensorShape(op._attr("value").shape)])
+define_op("Const", lambda op: [TensorShape(op._raw_attr("value").shape)])
 NotDifferentiable("Const")
 
 

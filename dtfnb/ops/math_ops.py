@@ -751,8 +751,9 @@ def _range(start, limit=None, delta=1, dtype=None, name="range"):
                              if d in _RANGE_ORDER else 0)
     dtype = dtypes.as_dtype(dtype).base_dtype
     with _graph(values).name_scope(name) as scope:
-        start, limit, delta = (cast(convert_to_tensor(v, dtype=None if _is_tensor(v) else dtype),
-                                    dtype) for v in values)
+        start, limit, delta = (
+            cast(convert_to_tensor(v, dtype=None if _is_tensor(v) else dtype, name=name), dtype)
+            for v, name in zip(values, ("start", "limit", "delta")))
         return make_tensor("Range", [start, limit, delta], dtype, name=scope,
                            attrs={"Tidx": dtype})
 

@@ -354,7 +354,7 @@ def _l2_loss_grad(op, grad):
 
 
 def _channel_index(op, ndims):
-    return 1 if op._attr("data_format").startswith("NC") and ndims > 2 else ndims - 1
+    return 1 if op.get_attr("data_format").startswith(b"NC") and ndims > 2 else ndims - 1
 
 
 def _bias_add_shape(op):
@@ -402,7 +402,7 @@ def bias_add(value, bias, data_format=None, name=None):
 
 @RegisterGradient("BiasAdd")
 def _bias_add_grad(op, grad):
-    data_format = op._attr("data_format")
+    data_format = op.get_attr("data_format")
     return grad, make_tensor("BiasAddGrad", [grad], grad.dtype.base_dtype,
                              attrs={"T": grad.dtype.base_dtype, "data_format": data_format})
 

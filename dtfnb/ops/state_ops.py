@@ -12,7 +12,7 @@ def _same_as_input(op):
     return [op.inputs[0].shape]
 
 
-define_op("VariableV2", lambda op: [op._attr("shape")], stateful=True)
+define_op("VariableV2", lambda op: [op._raw_attr("shape")], stateful=True)
 define_op("Assign", lambda op: [op.inputs[1].shape if not op.get_attr("validate_shape")
                                 else op.inputs[0].shape.merge_with(op.inputs[1].shape)],
           stateful=True)
@@ -56,10 +56,10 @@ def assign(ref, value, validate_shape=None, use_locking=None, name=None):
     if validate and not ref_tensor.shape.is_compatible_with(value_tensor.shape):
         raise ValueError(f"Dimensions must be equal, but are {ref_tensor.shape} and "
                          f"{value_tensor.shape} for '{name or 'Assign'}' (op: 'Assign')")
-    # Assign locks by default, AssignAdd and AssignSub do not (their ops' defaults)
-    locking = True if use_locking is None else bool(use_locking)
     return _update("Assign", ref, value_tensor, name,
-                   {"validate_shape": validate, "use_locking": locking})
+                   # Assign's own default, unlike AssignAdd's, is to lock.
+                   {"validate_shape": validate,
+                    "use_locking": True if use_locking is None else bool(use_locking)})
 
 
 def assign_add(ref, value, use_locking=None, name=None):
