@@ -40,12 +40,15 @@ class Graph:
     _device_stack = _stack("device")
     _colocation_stack = _stack("colocation")
     _control_stack = _stack("control")
+    # each thread's own, from the root, as TensorFlow's name stack
+    _name_scope = property(lambda graph: getattr(graph._thread_names, "scope", ""),
+                           lambda graph, scope: setattr(graph._thread_names, "scope", scope))
 
     def __init__(self):
         self._ops = []
         self._ops_by_name = {}
         self._names_in_use = {}
-        self._name_scope = ""
+        self._thread_names = threading.local()
         self._stacks = _Stacks()     # shared by every thread, as in TensorFlow
         self._container = ""
         self._collections = {}

@@ -318,3 +318,22 @@ def graph_version_and_finalize(tf):
 @case
 def version(tf):
     return tf.__version__, tf.VERSION
+
+
+@case
+def name_scope_per_thread(tf):
+    import threading
+
+    g = tf.get_default_graph()
+    built = []
+    with g.name_scope("outer"), g.device("/cpu:0"):
+        def build():
+            with g.as_default():
+                t = tf.constant(1.0, name="t")
+                built.append((t.op.name, t.device))
+
+        worker = threading.Thread(target=build)
+        worker.start()
+        worker.join()
+        here = tf.constant(1.0, name="here")
+    return built, here.op.name, here.device
