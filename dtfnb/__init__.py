@@ -17,6 +17,9 @@ from dtfnb.framework.default_session import get_default_session
 from dtfnb.framework.graph import Graph, get_default_graph, reset_default_graph
 from dtfnb.framework.graph_keys import GraphKeys
 from dtfnb.framework.operation import Operation
+from dtfnb.framework.versions import (
+    GRAPH_DEF_VERSION, GRAPH_DEF_VERSION_MIN_CONSUMER, GRAPH_DEF_VERSION_MIN_PRODUCER, VERSION,
+    __version__)
 from dtfnb.framework.registry import NotDifferentiable, RegisterGradient
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops.array_ops import identity, placeholder, placeholder_with_default
@@ -53,7 +56,8 @@ from dtfnb.ops.math_ops import (
     logical_not, logical_or, logical_xor, maximum, minimum, mod, multiply, negative,
     not_equal, pow, range, realdiv, reciprocal, reduce_all, reduce_any, reduce_max,
     reduce_mean, reduce_min, reduce_prod, reduce_sum, round, rsqrt, sign, sin, sqrt, square,
-    squared_difference, subtract, to_double, to_float, to_int32, to_int64, truediv)
+    squared_difference, subtract, to_double, to_float, to_int32, to_int64, truediv,
+    truncatediv, truncatemod)
 from dtfnb.ops.linalg_ops import matmul
 from dtfnb.ops import tensor_operators as _tensor_operators  # noqa: F401 - Tensor's +, -, @ ...
 from dtfnb.ops.clip_ops import (
@@ -88,6 +92,8 @@ from dtfnb.ops.data_flow_ops import (
 
 # conditional accumulators (SyncReplicasOptimizer's) and sparse gradients
 from dtfnb.framework.indexed_slices import IndexedSlices
+from dtfnb.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from dtfnb.ops.array_ops import sparse_placeholder
 from dtfnb.ops.accumulator_ops import (
     ConditionalAccumulator, ConditionalAccumulatorBase, SparseConditionalAccumulator)
 

@@ -268,7 +268,7 @@ def test_map_function_travels_in_the_graph_def_library():
     assert map_op.attr["f"].s.decode() == names[0]
     body = graph_def.library[0]
     assert [(a.name, a.type) for a in body.input_arg] == [("args_0", tf.int64.as_datatype_enum)]
-    assert [n.op for n in body.node] == ["Placeholder", "Const", "Add"]
+    assert [n.op for n in body.node] == ["Placeholder", "Const", "AddV2"]
     assert list(body.ret) == ["add:0"]
     assert elements(ds) == [2, 3]
 

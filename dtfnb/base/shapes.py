@@ -25,6 +25,10 @@ class Dimension:
         other = Dimension(other)
         return self._value is None or other._value is None or self._value == other._value
 
+    def assert_is_compatible_with(self, other):
+        if not self.is_compatible_with(other):
+            raise ValueError(f"Dimensions {self} and {Dimension(other)} are not compatible")
+
     def merge_with(self, other):
         other = Dimension(other)
         if not self.is_compatible_with(other):

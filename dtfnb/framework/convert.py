@@ -22,8 +22,7 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, as_ref
                              f"Tensor with dtype {value.dtype.name}: {value!r}")
         return value
     if isinstance(value, Operation):
-        raise TypeError(f"Can't convert Operation '{value.name}' to Tensor (target dtype="
-                        f"{dtype}, name={name!r}, as_ref={as_ref})")
+        raise TypeError(f"can't convert Operation '{value.name}' to Tensor")
     for _, base_type, fn in _CONVERSIONS:
         if isinstance(value, base_type):
             if dtype is None and preferred_dtype is not None:

@@ -40,12 +40,15 @@ class Graph:
     _device_stack = _stack("device")
     _colocation_stack = _stack("colocation")
     _control_stack = _stack("control")
+    # each thread's own, from the root, as TensorFlow's name stack
+    _name_scope = property(lambda graph: getattr(graph._thread_names, "scope", ""),
+                           lambda graph, scope: setattr(graph._thread_names, "scope", scope))
 
     def __init__(self):
         self._ops = []
         self._ops_by_name = {}
         self._names_in_use = {}
-        self._name_scope = ""
+        self._thread_names = threading.local()
         self._stacks = _Stacks()     # shared by every thread, as in TensorFlow
         self._container = ""
         self._collections = {}
@@ -91,6 +94,8 @@ class Graph:
         return op
 
     def _op_name(self, name):
+        if isinstance(name, bytes):  # TensorFlow's names are text; bytes are decoded
+            name = name.decode()
         if name.endswith("/"):  # an absolute name, as returned by name_scope
             name = name[:-1]
             if name in self._ops_by_name:
@@ -172,11 +177,16 @@ class Graph:
 
     @contextlib.contextmanager
     def as_default(self):
-        _default_graphs().append(self)
+        # The stack of the entering thread, whichever thread leaves it.
+        stack = _default_graphs()
+        stack.append(self)
         try:
             yield self
         finally:
-            _default_graphs().pop()
+            for i in range(len(stack) - 1, -1, -1):
+                if stack[i] is self:
+                    del stack[i]
+                    break
 
     @contextlib.contextmanager
     def name_scope(self, name):
@@ -282,28 +292,27 @@ class Graph:
             obj = obj._as_graph_element()
         if isinstance(obj, (Tensor, Operation)):
             if obj.graph is not self:
-                raise ValueError(f"{obj!r} is not an element of this graph.")
-            if isinstance(obj, Tensor) and not allow_tensor:
-                raise ValueError(f"Can not convert a Tensor into an Operation: {obj.name}")
-            if isinstance(obj, Operation) and not allow_operation:
-                raise ValueError(f"Can not convert an Operation into a Tensor: {obj.name}")
+                kind = "Tensor" if isinstance(obj, Tensor) else "Operation"
+                raise ValueError(f"{kind} {obj} is not an element of this graph.")
+            if isinstance(obj, Tensor) and not allow_tensor or \
+                    isinstance(obj, Operation) and not allow_operation:
+                raise TypeError(_unconvertible(obj, allow_tensor, allow_operation))
             return obj
         if isinstance(obj, bytes):  # as TensorFlow's compat.as_str
             obj = obj.decode()
         if isinstance(obj, str):
             return self._element_by_name(obj, allow_tensor, allow_operation)
-        wanted = " or ".join(kind for kind, allowed in (("Tensor", allow_tensor),
-                                                         ("Operation", allow_operation)) if allowed)
-        raise TypeError(f"Can not convert a {type(obj).__name__} into a {wanted}.")
+        raise TypeError(_unconvertible(obj, allow_tensor, allow_operation))
 
     def _element_by_name(self, name, allow_tensor, allow_operation):
         if ":" in name and allow_tensor:
-            op_name, _, index = name.rpartition(":")
+            op_name, _, index = name.partition(":")
             try:
                 index = int(index)
             except ValueError:
-                raise ValueError(f"The name {name!r} looks like a Tensor name, but is not a "
-                                 "valid one.") from None
+                raise ValueError(f"The name {name!r} looks a like a Tensor name, but is not a "
+                                 "valid one. Tensor names must be of the form "
+                                 "\"<op_name>:<output_index>\".") from None
             if op_name not in self._ops_by_name:
                 raise KeyError(f"The name '{name}' refers to a Tensor which does not exist. "
                                f"The operation, '{op_name}', does not exist in the graph.")
@@ -318,9 +327,9 @@ class Graph:
                 raise KeyError(f"The name '{name}' refers to an Operation not in the graph.")
             return self._ops_by_name[name]
         if ":" not in name:
-            raise ValueError(f"The name '{name}' appears to refer to an Operation, not a "
-                             "Tensor. Tensor names must be of the form \"<op_name>:<output>\".")
-        raise ValueError(f"Name {name!r} appears to refer to a Tensor, not an Operation.")
+            raise ValueError(f"The name '{name}' refers to an Operation, not a Tensor. Tensor "
+                             "names must be of the form \"<op_name>:<output_index>\".")
+        raise ValueError(f"Name {name!r} appears to refer to a Tensor, not a Operation.")
 
     # -- collections ----------------------------------------------------------------
 
@@ -398,6 +407,12 @@ class Graph:
     @property
     def _last_id(self):
         return len(self._ops)
+
+
+def _unconvertible(obj, allow_tensor, allow_operation):
+    wanted = " or ".join(kind for kind, allowed in (("Tensor", allow_tensor),
+                                                     ("Operation", allow_operation)) if allowed)
+    return f"Can not convert a {type(obj).__name__} into a {wanted}."
 
 
 class _ControlContext:

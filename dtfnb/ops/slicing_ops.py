@@ -430,7 +430,7 @@ def where(condition, x=None, y=None, name=None):
         raise ValueError("x and y must both be non-None or both be None.")
     from dtfnb.ops.math_ops import binary_inputs
 
-    x, y = binary_inputs(x, y)
+    x, y = binary_inputs(x, y, "Select")
     return make_tensor("Select", [condition, x, y], x.dtype.base_dtype, name=name or "Select",
                        attrs={"T": x.dtype.base_dtype})
 
