@@ -304,7 +304,10 @@ class TestCase(unittest.TestCase):
     def _array(self, value):
         if hasattr(value, "eval") and hasattr(value, "graph"):  # a Tensor or Variable
             value = self.evaluate(value)
-        return np.asarray(value)
+        try:
+            return np.asarray(value)
+        except ValueError:  # a ragged nest: its elements are compared as objects
+            return np.asarray(value, dtype=object)
 
 
 def _is_nest(value):

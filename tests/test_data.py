@@ -320,7 +320,8 @@ def test_iterator_on_a_remote_task():
         with tf.device("/job:worker/task:0"):
             total = tf.reduce_sum(next_element)
         metadata = tf.RunMetadata()
-        options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+        options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE,
+                                output_partition_graphs=True)
         with tf.Session(servers[1].target) as sess:
             sess.run(iterator.initializer)
             assert sess.run(total, options=options, run_metadata=metadata) == 6

@@ -81,7 +81,8 @@ def test_chapter_pinning_across_tasks_gives_4(servers):
     tasks = [servers(cluster, job, i) for job in ("ps", "worker") for i in range(len(cluster[job]))]
     a, c = chapter_pinning_graph(tf)
     metadata = tf.RunMetadata()
-    options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+    options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE,
+                            output_partition_graphs=True)
     with tf.Session(tasks[2].target) as sess:  # the master is worker 0
         sess.run(a.initializer)
         assert sess.run(c, options=options, run_metadata=metadata) == 4.0

@@ -143,3 +143,16 @@ def test_logging_counts_calls_per_line(tf_log):
         tf.logging.log_every_n(tf.logging.WARN, "every %d", 2, i)
         tf.logging.log_first_n(tf.logging.WARN, "first %d", 1, i)
     assert tf_log == ["every 0", "first 0", "every 2", "every 4"]
+
+
+def test_assert_all_equal_compares_ragged_nests():
+    class Ragged(tf.test.TestCase):
+        def testEqual(self):
+            self.assertAllEqual([[[15]], 15, [15]], [[[15]], 15, [15]])
+
+        def testUnequal(self):
+            self.assertAllEqual([[[15]], 15, [15]], [[[15]], 16, [15]])
+
+    result = run_case(Ragged)
+    assert [t.id().rsplit(".", 1)[1] for t, _ in result.failures] == ["testUnequal"]
+    assert not result.errors
