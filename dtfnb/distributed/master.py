@@ -198,6 +198,7 @@ class MasterSession:
             self._active_steps.discard(step)
             self._master.step_finished(self.handle, step, start, error)
         if run_metadata is not None:
+            run_metadata.Clear()  # it describes this run only, as TensorFlow's
             if stats is not None:
                 stats.to_proto(run_metadata.step_stats)
             if options is not None and options.output_partition_graphs:

@@ -515,6 +515,19 @@ def run_metadata_partition_graphs(tf):
 
 
 @case
+def run_metadata_describes_the_last_run_only(tf):
+    b = tf.identity(tf.constant(1.0), name="b")
+    metadata = tf.RunMetadata()
+    with tf.Session() as sess:
+        sess.run(b, options=tf.RunOptions(output_partition_graphs=True,
+                                          trace_level=tf.RunOptions.FULL_TRACE),
+                 run_metadata=metadata)
+        asked = (len(metadata.partition_graphs) > 0, len(metadata.step_stats.dev_stats) > 0)
+        sess.run(b, run_metadata=metadata)
+        return asked, len(metadata.partition_graphs), len(metadata.step_stats.dev_stats)
+
+
+@case
 def switch_to_thread_local(tf):
     import threading
 
