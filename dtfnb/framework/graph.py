@@ -33,6 +33,7 @@ class Graph:
         self._unfetchable = set()
         self._functions = []         # (op count when added, FunctionDef), for GraphDef deltas
         self._finalized = False
+        self._control_flow_context = None  # the cond branch or loop body being built
         self._lock = threading.RLock()
         self.seed = None
 
@@ -68,7 +69,19 @@ class Graph:
                 op._attrs["container"] = self._container
             self._ops.append(op)
             self._ops_by_name[name] = op
+        if self._control_flow_context is not None:
+            # Inside a cond branch or a loop body the context routes the op's outside
+            # inputs through Switch or Enter ops, named under the op's own scope.
+            op._control_flow_context = self._control_flow_context
+            with self.name_scope(name + "/"):
+                self._control_flow_context.add_op(op)
         return op
+
+    def _get_control_flow_context(self):
+        return self._control_flow_context
+
+    def _set_control_flow_context(self, context):
+        self._control_flow_context = context
 
     def _op_name(self, name):
         if name.endswith("/"):  # an absolute name, as returned by name_scope

@@ -7,6 +7,7 @@ the producer's device and a `_Recv` on the consumer's.
 """
 
 from dtfnb.base.errors import InvalidArgumentError
+from dtfnb.runtime.frames import MERGES, NEXT_ITERATIONS
 from dtfnb.runtime.nodes import Node
 
 
@@ -42,7 +43,9 @@ def _topological(needed, by_name, feeds):
     pending, consumers = {}, {}
     for name in needed:
         node = by_name[name]
-        deps = {s for s, i in node.inputs if tensor_key(s, i) not in feeds}
+        # A loop's back edge (NextIteration → Merge) closes the only cycle allowed.
+        deps = {s for s, i in node.inputs if tensor_key(s, i) not in feeds
+                and not (node.op in MERGES and by_name[s].op in NEXT_ITERATIONS)}
         deps.update(node.control_inputs)
         pending[name] = len(deps)
         for dep in deps:
