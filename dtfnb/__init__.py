@@ -62,7 +62,7 @@ from dtfnb.ops.clip_ops import (
     clip_by_global_norm, clip_by_norm, clip_by_value, global_norm)
 
 # neural networks, layers, initializers and random ops
-from dtfnb import compat, initializers, layers, nn, random, train
+from dtfnb import compat, initializers, layers, logging, nn, random, train
 from dtfnb import distribute
 from dtfnb.ops.init_ops import (
     constant_initializer, glorot_normal_initializer, glorot_uniform_initializer,
@@ -94,8 +94,8 @@ from dtfnb.ops.accumulator_ops import (
 
 # readers
 from dtfnb.ops.io_ops import (
-    FixedLengthRecordReader, ReaderBase, TextLineReader, TFRecordReader, WholeFileReader,
-    matching_files)
+    FixedLengthRecordReader, IdentityReader, ReaderBase, TextLineReader, TFRecordReader,
+    WholeFileReader, matching_files)
 
 
 # tf.test: TestCase with sessions and TensorFlow's assertions

@@ -10,11 +10,13 @@ import os
 import re
 import tempfile
 import threading
+import time
 import unittest
 from unittest import mock  # noqa: F401 - tf.test.mock
 
 import numpy as np
 
+from dtfnb import logging as tf_logging
 from dtfnb.base import errors
 from dtfnb.client.session import Session
 from dtfnb.framework.default_session import get_default_session
@@ -49,6 +51,39 @@ def is_gpu_available(cuda_only=False, min_cuda_compute_capability=None):
 
 def gpu_device_name():
     return "/device:GPU:0" if is_gpu_available() else ""
+
+
+class Benchmark:
+    """A benchmark's base class: `run_op_benchmark` times an op in a session and
+    `report_benchmark` logs the figures (tf.logging, INFO), as TensorFlow's."""
+
+    def report_benchmark(self, iters=None, cpu_time=None, wall_time=None,
+                         throughput=None, extras=None, name=None, metrics=None):
+        figures = {"iters": iters, "cpu_time": cpu_time, "wall_time": wall_time,
+                   "throughput": throughput, "extras": extras, "metrics": metrics}
+        tf_logging.info("Benchmark %s: %s", name or type(self).__name__,
+                        {k: v for k, v in figures.items() if v is not None})
+
+    def run_op_benchmark(self, sess, op_or_tensor, feed_dict=None, burn_iters=2,
+                         min_iters=10, store_trace=False, store_memory_usage=True,
+                         name=None, extras=None, mem_limit_bytes=None):
+        """Runs `op_or_tensor` burn_iters times, then times min_iters runs; reports and
+        returns the median wall time per run."""
+        for _ in range(burn_iters):
+            sess.run(op_or_tensor, feed_dict=feed_dict)
+        times = []
+        for _ in range(min_iters):
+            start = time.perf_counter()
+            sess.run(op_or_tensor, feed_dict=feed_dict)
+            times.append(time.perf_counter() - start)
+        wall_time = float(np.median(times))
+        self.report_benchmark(iters=min_iters, wall_time=wall_time, name=name,
+                              extras=extras)
+        return {"iters": min_iters, "wall_time": wall_time, "extras": extras or {},
+                "name": name}
+
+    def evaluate(self, tensors):
+        return get_default_session().run(tensors)
 
 
 class _CheckedThread:

@@ -336,13 +336,12 @@ def test_iterator_on_a_remote_task():
             server.stop()
 
 
-def test_a_missing_file_names_the_path_and_the_task(tmp_path):
+def test_a_missing_file_names_the_path(tmp_path):
     missing = tmp_path / "nope.csv"
     next_line = tf.data.TextLineDataset(str(missing)).make_one_shot_iterator().get_next()
     with tf.Session() as sess, pytest.raises(tf.errors.NotFoundError) as info:
         sess.run(next_line)
-    assert info.value.message.split("\n")[0] == \
-        f"{missing}; No such file or directory (on /job:localhost/replica:0/task:0)"
+    assert info.value.message.split("\n")[0] == f"{missing}; No such file or directory"
 
 
 def _corrupt_map_function(change):

@@ -47,7 +47,7 @@ def test_the_graph_tensorflow_builds():
     assert local_step.dtype.base_dtype == tf.int64
     assert train_op.op.type == "Assign" and train_op.op.inputs[0].op is local_step.op
     handles = {op.get_attr("shared_name"): op for op in tf.get_default_graph().get_operations()
-               if op.type in ("ConditionalAccumulator", "FIFOQueueV2")}
+               if op.type in ("ResourceConditionalAccumulator", "FIFOQueueV2")}
     assert sorted(handles) == ["dummy_queue", "sync_token_q", "w:0/grad_accum"]
     assert handles["w:0/grad_accum"].name == "sync_replicas/conditional_accumulator"
     runner = opt.get_chief_queue_runner()

@@ -1,5 +1,6 @@
 """tf.test.TestCase, as a user's own TF1 tests use it, and tf.compat's conversions."""
 
+import logging
 import unittest
 
 import numpy as np
@@ -71,3 +72,44 @@ def test_compat_converts_text_and_bytes():
     with pytest.raises(TypeError, match="Expected binary or unicode string, got 3"):
         tf.compat.as_bytes(3)
     assert not tf.executing_eagerly()
+
+
+class _Records(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+@pytest.fixture
+def tf_log():
+    """What tf.logging writes, at INFO and above, during the test."""
+    records = _Records()
+    logger = tf.logging.get_logger()
+    logger.addHandler(records)
+    tf.logging.set_verbosity(tf.logging.INFO)
+    yield records.messages
+    tf.logging.set_verbosity(tf.logging.WARN)
+    logger.removeHandler(records)
+
+
+def test_benchmark_times_an_op_and_reports_it(tf_log):
+    class QueueBenchmark(tf.test.Benchmark):
+        def benchmark_enqueue(self):
+            q = tf.FIFOQueue(100, tf.float32, shapes=[[]])
+            with tf.Session() as sess:
+                return self.run_op_benchmark(sess, q.enqueue([1.0]), burn_iters=1,
+                                             min_iters=5, name="enqueue"), sess.run(q.size())
+
+    report, size = QueueBenchmark().benchmark_enqueue()
+    assert size == 6 and report["iters"] == 5 and report["wall_time"] > 0
+    assert any(m.startswith("Benchmark enqueue: {'iters': 5, 'wall_time'") for m in tf_log)
+
+
+def test_logging_counts_calls_per_line(tf_log):
+    for i in range(5):
+        tf.logging.log_every_n(tf.logging.WARN, "every %d", 2, i)
+        tf.logging.log_first_n(tf.logging.WARN, "first %d", 1, i)
+    assert tf_log == ["every 0", "first 0", "every 2", "every 4"]

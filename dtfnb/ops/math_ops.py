@@ -643,11 +643,12 @@ define_op("Cast", lambda op: [op.inputs[0].shape])
 
 def cast(x, dtype, name=None):
     dtype = dtypes.as_dtype(dtype).base_dtype
-    x = convert_to_tensor(x)
-    if x.dtype.base_dtype == dtype:
-        return x
-    return make_tensor("Cast", [x], dtype, name=name or "Cast",
-                       attrs={"SrcT": x.dtype.base_dtype, "DstT": dtype, "Truncate": False})
+    with graph_of(x).name_scope(name or "Cast") as scope:  # a Python x becomes Cast/x
+        x = convert_to_tensor(x, name="x")
+        if x.dtype.base_dtype == dtype:
+            return x
+        return make_tensor("Cast", [x], dtype, name=scope,
+                           attrs={"SrcT": x.dtype.base_dtype, "DstT": dtype, "Truncate": False})
 
 
 def to_float(x, name="ToFloat"):
