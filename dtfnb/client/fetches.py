@@ -1,5 +1,6 @@
 """Fetch structures: flatten nested fetches to unique graph elements, rebuild the results."""
 
+from dtfnb.base.errors import InaccessibleTensorError
 from dtfnb.framework.operation import Operation
 from dtfnb.framework.tensor import Tensor
 
@@ -49,7 +50,10 @@ class FetchMapper:
                              f"({err.args[0]})") from None
         if not self.graph.is_fetchable(element):
             op = getattr(element, "op", element)
-            raise ValueError(f"Operation {op.name!r} has been marked as not fetchable.")
+            raise InaccessibleTensorError(
+                f"Operation {op.name} has been marked as not fetchable. Typically this "
+                "happens when it is defined in another function or code block. Use return "
+                "values, explicit Python locals or TensorFlow collections to access it.")
         if isinstance(element, Operation):
             if element.name not in self.targets:
                 self.targets.append(element.name)

@@ -112,7 +112,8 @@ class Graph:
 
     def _apply_device(self, op):
         # An op taking a ref input is colocated with it (TensorFlow's op_def_library does so).
-        refs = [t.op for t in op._inputs if t.dtype.is_ref_dtype]
+        refs = [t.op for t in op._inputs if t.dtype.is_ref_dtype] \
+            if registry.op_def(op._type).ref_inputs else []
         stack = self._colocation_stack + refs[:1]
         if stack:
             target = stack[-1]
@@ -249,11 +250,17 @@ class Graph:
                     op = op.op
                 if op not in current and op not in entry.ops:
                     entry.ops.append(op)
+        # As in TensorFlow, a block that clears the dependencies is outside any cond or
+        # loop being built too: control flow's own Switch and Enter ops are made there.
+        context = self._control_flow_context
+        if entry is None:
+            self._control_flow_context = None
         self._control_stack.append(entry)
         try:
             yield
         finally:
             self._control_stack.pop()
+            self._control_flow_context = context
 
     # -- lookup -----------------------------------------------------------------------
 

@@ -160,8 +160,8 @@ def _default_action(predicates, actions):
     others, other_actions = predicates[:k], actions[:k]
 
     def default_action():
-        others_msg = ("Implementation error: selected default action #%d was called, but "
-                      "some of other predicates are True: " % k)
+        others_msg = (f"Implementation error: selected default action #{k} was called, "
+                      "but some of other predicates are True: ")
         default_msg = ("Input error: None of conditions evaluated as True:",
                        stack(predicates, name="preds_c"))
         with predicate.graph.control_dependencies([

@@ -10,10 +10,9 @@ names.
 
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.operation import Operation
+from dtfnb.ops import control_flow_ops as flow
 from dtfnb.ops import nest
 from dtfnb.ops.array_ops import identity
-from dtfnb.ops.control_flow_ops import (enter, exit, loop_cond, merge, next_iteration,
-                                        switch_ref_or_tensor, with_dependencies)
 
 LOOP_ENTERS = ("Enter", "RefEnter")
 LOOP_EXITS = ("Exit", "RefExit")
@@ -129,7 +128,7 @@ class CondContext(ControlFlowContext):
             self._values.add(result.name)
             self._external_values[result.name] = result
         with self.graph.control_dependencies(None):
-            result = switch_ref_or_tensor(result, self.pred)[self.branch]
+            result = flow.switch_ref_or_tensor(result, self.pred)[self.branch]
             if self.outer_context is not None:
                 self.outer_context.add_inner_op(result.op)
         self.graph.prevent_fetching(result.op)
@@ -172,7 +171,7 @@ class CondContext(ControlFlowContext):
 
     def _branch_tensor(self, value):
         if isinstance(value, Operation):
-            return with_dependencies([value], self.pivot)  # the pivot stands for the op
+            return flow.with_dependencies([value], self.pivot)  # the pivot stands for the op
         value = convert_to_tensor(value)
         if value.name not in self._values:  # a tensor from outside, e.g. `lambda: x`
             self._values.add(value.name)
@@ -181,7 +180,7 @@ class CondContext(ControlFlowContext):
                 real = self.outer_context.add_value(value)
                 self._values.add(real.name)
                 self._external_values[real.name] = real
-            real = switch_ref_or_tensor(real, self.pred)[self.branch]
+            real = flow.switch_ref_or_tensor(real, self.pred)[self.branch]
             self._external_values[value.name] = real
             return real
         return self._external_values.get(value.name, value)
@@ -224,7 +223,7 @@ class WhileContext(ControlFlowContext):
         if self.outer_context is not None:
             result = self.outer_context.add_value(val)
         with self.graph.control_dependencies(None):
-            result = enter(result, self.name, is_constant=True,
+            result = flow.enter(result, self.name, is_constant=True,
                            parallel_iterations=self.parallel_iterations)
             result.set_shape(val.shape)
             self.graph.prevent_feeding(result)
@@ -308,7 +307,7 @@ class WhileContext(ControlFlowContext):
         enters = []
         with self.graph.control_dependencies(None):
             for real, invariant in zip(real_vars, flat_invariants):
-                entered = enter(real, self.name, is_constant=False,
+                entered = flow.enter(real, self.name, is_constant=False,
                                 parallel_iterations=self.parallel_iterations)
                 if not _shape_less_or_equal(real.shape, invariant):
                     raise ValueError(
@@ -334,11 +333,11 @@ class WhileContext(ControlFlowContext):
         self._values = {x.name for x in enters}
         self.loop_enters = enters
 
-        merges = [merge([x, x])[0] for x in enters]
+        merges = [flow.merge([x, x])[0] for x in enters]
         self._pivot_for_pred = merges[0]
         condition = convert_to_tensor(pred(*nest.pack_sequence_as(structure, merges)))
-        self.pivot = loop_cond(condition, name="LoopCond")
-        switches = [switch_ref_or_tensor(x, self.pivot) for x in merges]
+        self.pivot = flow.loop_cond(condition, name="LoopCond")
+        switches = [flow.switch_ref_or_tensor(x, self.pivot) for x in merges]
         body_vars = [identity(x[1]) for x in switches]
         self._pivot_for_body = body_vars[0]
         result = body(*nest.pack_sequence_as(structure, body_vars))
@@ -348,7 +347,7 @@ class WhileContext(ControlFlowContext):
                                    list(result))
         flat_result = [convert_to_tensor(x) for x in nest.flatten(result)]
         for m, v in zip(merges, flat_result):
-            nxt = next_iteration(v)
+            nxt = flow.next_iteration(v)
             if not _shape_less_or_equal(nxt.shape, m.shape):
                 entered = m.op.inputs[0].op.inputs[0]
                 raise ValueError(
@@ -362,7 +361,7 @@ class WhileContext(ControlFlowContext):
                     f"from {nxt.op.name}:0 incompatible with expected "
                     f"{m.dtype.base_dtype.name}.")
             m.op._update_input(1, nxt)
-        exits = [exit(x[0]) for x in switches]
+        exits = [flow.exit(x[0]) for x in switches]
         self.loop_exits = exits
         self.exit_result(exits)
         return exits, result

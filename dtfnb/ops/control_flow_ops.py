@@ -116,16 +116,17 @@ def _loop_cond_shape(op):
     return [scalar()]
 
 
+# The forms without "Ref" take a variable's ref as its value: they are not placed with it.
 for _op_type in ("Switch", "RefSwitch"):
-    define_op(_op_type, _switch_shape)
+    define_op(_op_type, _switch_shape, ref_inputs=_op_type == "RefSwitch")
 for _op_type in ("Merge", "RefMerge"):
-    define_op(_op_type, _merge_shape)
+    define_op(_op_type, _merge_shape, ref_inputs=_op_type == "RefMerge")
 for _op_type in ("Enter", "RefEnter"):  # a loop variable's shape is its invariant's
     define_op(_op_type, lambda op: [op.inputs[0].shape if op.get_attr("is_constant")
-                                    else unknown_shape()])
+                                    else unknown_shape()], ref_inputs=_op_type == "RefEnter")
 for _op_type in ("Exit", "RefExit", "NextIteration", "RefNextIteration"):
-    define_op(_op_type, _same_shapes(1))
-define_op("LoopCond", _loop_cond_shape)
+    define_op(_op_type, _same_shapes(1), ref_inputs=_op_type.startswith("Ref"))
+define_op("LoopCond", _loop_cond_shape, ref_inputs=False)
 NotDifferentiable("LoopCond")
 
 
