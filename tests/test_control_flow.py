@@ -8,6 +8,7 @@ import dtfnb as tf
 from dtfnb.base import dtypes
 from dtfnb.base.errors import UnimplementedError
 from dtfnb.kernels.control_flow import DEAD
+from dtfnb.ops import control_flow_ops
 from dtfnb.runtime.devices import Device
 from dtfnb.runtime.executor import Executor, SessionState
 from dtfnb.runtime.frames import FrameGraph, FrameState
@@ -247,3 +248,23 @@ def test_a_loop_on_a_worker_reads_a_ps_variable_but_may_not_update_it(servers):
         with pytest.raises(UnimplementedError, match="The while loop 'while_1/while_context' "
                                                      "spans devices"):
             sess.run(updates)
+
+
+def test_gradients_through_a_while_loop_say_they_are_not_supported():
+    x = tf.constant(2.0)
+    out = tf.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, y * x), [0, 1.0])
+    with pytest.raises(LookupError, match="does not differentiate through tf.while_loop"):
+        tf.gradients(out[1], x)
+
+
+def test_inputs_from_two_frames_are_refused_as_tensorflow_does():
+    data = tf.placeholder(tf.float32, shape=[])
+    enter_1 = control_flow_ops.enter(data, "foo_1", False)
+    enter_2 = control_flow_ops.enter(data, "foo_2", False)
+    res = tf.add(enter_1, enter_2)
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError) as raised:
+            sess.run(res, {data: 1.0})
+    assert raised.value.message.startswith(
+        "{{node Add}} has inputs from different frames. The input {{node Enter_1}} is in "
+        "frame 'foo_2'. The input {{node Enter}} is in frame 'foo_1'.")

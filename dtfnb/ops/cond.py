@@ -11,13 +11,14 @@ import functools
 from dtfnb.base import dtypes
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.graph_keys import GraphKeys
+from dtfnb.framework.registry import RegisterGradient
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import nest
 from dtfnb.ops.array_ops import identity, stack
 from dtfnb.ops.building import graph_of
-from dtfnb.ops.control_flow_context import CondContext
-from dtfnb.ops.control_flow_ops import Assert, merge, switch
-from dtfnb.ops.math_ops import cast, less_equal, reduce_sum
+from dtfnb.ops.control_flow_context import CondContext, WhileContext, output_context
+from dtfnb.ops.control_flow_ops import Assert, merge, switch, switch_ref_or_tensor
+from dtfnb.ops.math_ops import cast, equal, less_equal, reduce_sum
 
 COND_CONTEXT = GraphKeys.COND_CONTEXT
 
@@ -179,3 +180,53 @@ def _assert_at_most_n_true(predicates, n, msg):
     names = ", ".join(getattr(p, "name", "?") for p in predicates)
     return Assert(condition, [f"{msg}: more than {n} conditions ({names}) evaluated as "
                               "True:", preds_c], summarize=len(predicates))
+
+
+# -- gradients: through a cond, not through a while_loop -------------------------------
+#
+# The gradient of a cond's Merge is a Switch of the incoming gradient on the cond's
+# predicate: each branch gets it only when taken. A Switch inside a branch gets a
+# gradient from the branch's side and a zero one from the other (the zeros of its
+# untaken output, dead when the branch is taken): their Merge is whichever is alive.
+
+
+@RegisterGradient("Merge")
+@RegisterGradient("RefMerge")
+def _merge_grad(op, grad, _):
+    context = output_context(op.inputs[0].op)
+    if isinstance(context, CondContext):
+        return list(switch_ref_or_tensor(grad, context.pred, name="cond_grad"))
+    if isinstance(context, WhileContext):
+        raise _no_loop_gradient(op)
+    chosen = [equal(op.outputs[1], i) for i in range(len(op.inputs))]
+    return [switch(grad, c)[1] for c in chosen]
+
+
+@RegisterGradient("Switch")
+@RegisterGradient("RefSwitch")
+def _switch_grad(op, *grads):
+    context = op._get_control_flow_context()
+    if isinstance(context, CondContext):
+        if grads[1 - context.branch] is None:
+            return None, None
+        return merge(list(grads), name="cond_grad")[0], None
+    if isinstance(context, WhileContext):
+        raise _no_loop_gradient(op)
+    false_grad = switch(grads[0], op.inputs[1])[0]
+    true_grad = switch(grads[1], op.inputs[1])[1]
+    return merge([false_grad, true_grad])[0], None
+
+
+@RegisterGradient("Enter")
+@RegisterGradient("RefEnter")
+@RegisterGradient("Exit")
+@RegisterGradient("RefExit")
+@RegisterGradient("NextIteration")
+@RegisterGradient("RefNextIteration")
+def _loop_grad(op, *grads):
+    raise _no_loop_gradient(op)
+
+
+def _no_loop_gradient(op):
+    return LookupError(f"No gradient defined for operation '{op.name}' (op type: "
+                       f"{op.type}): dtfnb does not differentiate through tf.while_loop")

@@ -83,7 +83,7 @@ def partition(order, by_name, placement, feeds, fetches):
     # With control flow a transfer may carry a dead value: its receiver must expect one.
     dead_ok = any(by_name[name].op in CONTROL_FLOW_OPS for name in order)
     if dead_ok:
-        _check_loops_within_devices(order, by_name, placement)
+        _check_frames(order, by_name, placement)
     transfer_attrs = {"dead_ok": True} if dead_ok else {}
 
     def add(device, node):
@@ -154,20 +154,27 @@ def partition(order, by_name, placement, feeds, fetches):
     return parts
 
 
-def _check_loops_within_devices(order, by_name, placement):
-    """Refuses a while loop whose frame spans devices. TensorFlow runs one by adding a
-    control loop to each partition that holds part of the frame; dtfnb does not (yet),
-    so a loop's ops, and the variables its body uses, must share one device."""
+def _check_frames(order, by_name, placement):
+    """Checks that each node's inputs come from one loop frame, and refuses a while loop
+    whose frame spans devices. TensorFlow runs such a loop by adding a control loop to
+    each partition that holds part of the frame; dtfnb does not (yet), so a loop's ops,
+    and the variables its body updates, must share one device."""
     frame_of = {}  # node → the loop frames it runs in, outermost first
     for name in order:
         node = by_name[name]
-        frame = ()
-        for src, _ in node.inputs:
+        frame = first = None
+        for src in [s for s, _ in node.inputs] + node.control_inputs:
             if node.op in MERGES and by_name[src].op in NEXT_ITERATIONS:
                 continue
-            frame = _output_frame(by_name[src], frame_of.get(src, ()))
-            break
-        frame_of[name] = frame
+            src_frame = _output_frame(by_name[src], frame_of.get(src, ()))
+            if frame is None:
+                frame, first = src_frame, src
+            elif src_frame != frame:
+                raise InvalidArgumentError(
+                    None, None, f"{{{{node {name}}}}} has inputs from different frames. The "
+                    f"input {{{{node {src}}}}} is in frame '{_frame_name(src_frame)}'. The "
+                    f"input {{{{node {first}}}}} is in frame '{_frame_name(frame)}'.")
+        frame_of[name] = frame = frame or ()
         if not frame:
             continue
         for src in [s for s, _ in node.inputs] + node.control_inputs:
@@ -176,7 +183,11 @@ def _check_loops_within_devices(order, by_name, placement):
                     None, None, f"The while loop '{frame[-1]}' spans devices: its node "
                     f"'{name}' on {placement[name]} takes an input from '{src}' on "
                     f"{placement[src]}. dtfnb runs a loop within one device: place the "
-                    f"loop's ops, and the variables its body uses, on one device.")
+                    f"loop's ops, and the variables its body updates, on one device.")
+
+
+def _frame_name(frame):
+    return frame[-1] if frame else ""
 
 
 def _output_frame(node, frame):

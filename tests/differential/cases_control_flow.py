@@ -202,6 +202,40 @@ def cond_collections(tf):
     return len(tf.get_collection(tf.GraphKeys.COND_CONTEXT))
 
 
+def cond_gradients(tf):
+    x = tf.placeholder(tf.float32, [], name="x")
+    y = tf.placeholder(tf.float32, [], name="y")
+    w = tf.Variable(2.0, name="w")
+    r = tf.cond(x > 0, lambda: x * x * y, lambda: 3.0 * y)
+    r2 = tf.cond(x > 0, lambda: w * x, lambda: tf.identity(w))
+    grads = tf.gradients(r, [x, y]) + tf.gradients(r2, [w, x])
+    with tf.Session() as sess:
+        sess.run(w.initializer)
+        return [sess.run(grads, {x: v, y: 5.0}) for v in (2.0, -1.0)]
+
+
+def cond_gradients_nested_and_int_branch(tf):
+    x = tf.placeholder(tf.float32, [2], name="x")
+    n = tf.placeholder(tf.int32, [])
+    r = tf.cond(n > 0, lambda: tf.cond(n > 5, lambda: tf.reduce_sum(x * x), lambda: x[0]),
+                lambda: tf.reduce_sum(x) * 2.0)
+    g = tf.gradients(r, x)
+    with tf.Session() as sess:
+        return [sess.run(g, {x: [1.0, 3.0], n: v}) for v in (7, 1, -1)]
+
+
+def cond_training_step(tf):
+    w = tf.Variable([1.0, -2.0], name="w")
+    big = tf.placeholder(tf.bool, [])
+    loss = tf.cond(big, lambda: tf.reduce_sum(w * w), lambda: tf.reduce_sum(w) * 0.5)
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    with tf.Session() as sess:
+        sess.run(w.initializer)
+        for flag in (True, False, True):
+            sess.run(train, {big: flag})
+        return sess.run(w)
+
+
 # -- case -------------------------------------------------------------------------------
 
 
