@@ -20,8 +20,6 @@ from dtfnb.ops.control_flow_context import CondContext, WhileContext, output_con
 from dtfnb.ops.control_flow_ops import Assert, merge, switch, switch_ref_or_tensor
 from dtfnb.ops.math_ops import cast, equal, less_equal, reduce_sum
 
-COND_CONTEXT = GraphKeys.COND_CONTEXT
-
 
 def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, fn2=None):
     """`true_fn()` if `pred` else `false_fn()`, deciding at run time: only the ops the
@@ -86,8 +84,8 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
                     "'false_fn'.")
         merges = [merge(pair)[0] for pair in zip(nest.flatten(res_f), nest.flatten(res_t))]
         if context_t.outer_context is None:
-            graph.add_to_collection(COND_CONTEXT, context_t)
-            graph.add_to_collection(COND_CONTEXT, context_f)
+            graph.add_to_collection(GraphKeys.COND_CONTEXT, context_t)
+            graph.add_to_collection(GraphKeys.COND_CONTEXT, context_f)
         merges = nest.pack_sequence_as(orig_t, merges)
         return merges if strict else _unpack_singleton(merges)
 

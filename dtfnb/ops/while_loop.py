@@ -10,8 +10,6 @@ from dtfnb.ops.constant_op import constant
 from dtfnb.ops.control_flow_context import WhileContext
 from dtfnb.ops.math_ops import logical_and
 
-WHILE_CONTEXT = GraphKeys.WHILE_CONTEXT
-
 
 def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10,
                back_prop=True, swap_memory=False, name=None, maximum_iterations=None,
@@ -55,7 +53,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         context = WhileContext(graph, parallel_iterations, back_prop, swap_memory,
                                maximum_iterations)
         if context.outer_context is None:
-            graph.add_to_collection(WHILE_CONTEXT, context)
+            graph.add_to_collection(GraphKeys.WHILE_CONTEXT, context)
         result = context.build_loop(cond, body, loop_vars, shape_invariants,
                                     return_same_structure)
         return result if maximum_iterations is None else result[1]

@@ -394,12 +394,12 @@ class _FrameRun(_Run):
                 step.flush()
             try:
                 outputs, dead = _execute_in_frame(node, step, item, self.stats)
+                with self.lock:
+                    newly = self.state.finish(item[0], item[1], outputs, dead)
             except BaseException as exc:  # every failure aborts the step, never a hang
                 step.abort(_as_op_error(exc, node.ctx.attrs.get("source_node", node.name)))
                 self._finish_aborted()
                 return
-            with self.lock:
-                newly = self.state.finish(item[0], item[1], outputs, dead)
             if self.state.done:
                 self.done.set()
                 return
