@@ -25,6 +25,8 @@ from dtfnb.framework.tensor import Tensor
 from dtfnb.ops.array_ops import identity, placeholder, placeholder_with_default
 from dtfnb.ops.constant_op import constant
 from dtfnb.ops.control_flow_ops import Assert, group, no_op, tuple
+from dtfnb.ops.cond import case, cond
+from dtfnb.ops.while_loop import while_loop
 from dtfnb.ops.state_ops import assign, assign_add, assign_sub, count_up_to
 from dtfnb.ops.variables import (
     Variable, all_variables, global_variables, global_variables_initializer,

@@ -90,6 +90,13 @@ DataLossError = _error_class("DataLossError", DATA_LOSS, "Unrecoverable data los
 UnauthenticatedError = _error_class(
     "UnauthenticatedError", UNAUTHENTICATED, "The request lacks valid authentication.")
 
+
+
+class InaccessibleTensorError(ValueError):
+    """A fetch of a tensor made inside a cond branch or a loop body, which only exists
+    while its branch or iteration runs."""
+
+
 _CLASS_BY_CODE = {cls.error_code: cls for cls in (
     CancelledError, UnknownError, InvalidArgumentError, DeadlineExceededError, NotFoundError,
     AlreadyExistsError, PermissionDeniedError, ResourceExhaustedError, FailedPreconditionError,

@@ -5,15 +5,11 @@ import collections
 import functools
 from collections.abc import Mapping
 
+from dtfnb.base.errors import InaccessibleTensorError
 from dtfnb.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from dtfnb.framework.operation import Operation
 from dtfnb.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from dtfnb.framework.tensor import Tensor
-
-
-class InaccessibleTensorError(ValueError):
-    """A fetch of an op that its graph marked as not fetchable (TensorFlow's errors_impl
-    has it, not tf.errors)."""
 
 
 def _indexed_slices_parts(slices):

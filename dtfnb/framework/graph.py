@@ -56,6 +56,7 @@ class Graph:
         self._unfetchable = set()
         self._functions = []         # (op count when added, FunctionDef), for GraphDef deltas
         self._finalized = False
+        self._control_flow_context = None  # the cond branch or loop body being built
         self._lock = threading.RLock()
         self.seed = None
 
@@ -91,7 +92,19 @@ class Graph:
                 op._attrs["container"] = self._container
             self._ops.append(op)
             self._ops_by_name[name] = op
+        if self._control_flow_context is not None:
+            # Inside a cond branch or a loop body the context routes the op's outside
+            # inputs through Switch or Enter ops, named under the op's own scope.
+            op._control_flow_context = self._control_flow_context
+            with self.name_scope(name + "/"):
+                self._control_flow_context.add_op(op)
         return op
+
+    def _get_control_flow_context(self):
+        return self._control_flow_context
+
+    def _set_control_flow_context(self, context):
+        self._control_flow_context = context
 
     def _op_name(self, name):
         if isinstance(name, bytes):  # TensorFlow's names are text; bytes are decoded
@@ -124,7 +137,8 @@ class Graph:
 
     def _apply_device(self, op):
         # An op taking a ref input is colocated with it (TensorFlow's op_def_library does so).
-        refs = [t.op for t in op._inputs if t.dtype.is_ref_dtype]
+        refs = [t.op for t in op._inputs if t.dtype.is_ref_dtype] \
+            if registry.op_def(op._type).ref_inputs else []
         stack = self._colocation_stack + refs[:1]
         if stack:
             target = stack[-1]
@@ -268,11 +282,17 @@ class Graph:
                     entry.ops.append(op)
                     # TensorFlow 2's graphs mark every op used as a manual control input.
                     op._set_attr("_has_manual_control_dependencies", True)
+        # As in TensorFlow, a block that clears the dependencies is outside any cond or
+        # loop being built too: control flow's own Switch and Enter ops are made there.
+        context = self._control_flow_context
+        if entry is None:
+            self._control_flow_context = None
         self._control_stack.append(entry)
         try:
             yield
         finally:
             self._control_stack.pop()
+            self._control_flow_context = context
 
     # -- lookup -----------------------------------------------------------------------
 

@@ -30,4 +30,6 @@ class GraphKeys:
     READY_FOR_LOCAL_INIT_OP = "ready_for_local_init_op"
     SUMMARY_OP = "summary_op"
     EVAL_STEP = "eval_step"
+    COND_CONTEXT = "cond_context"
+    WHILE_CONTEXT = "while_context"
     VARIABLES = GLOBAL_VARIABLES

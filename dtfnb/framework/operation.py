@@ -27,6 +27,8 @@ class Operation:
         self._id = None
         self._outputs = [Tensor(self, i, dtype) for i, dtype in enumerate(output_dtypes)]
         self._control_outputs = []
+        self._control_flow_context = None  # the cond or while_loop that built it, if any
+        self._rewired = set()  # inputs set by _update_input: their NodeDef names say ':0'
         for tensor in self._inputs:
             tensor._consumers.append(self)
         for op in self._control_inputs:
@@ -38,6 +40,35 @@ class Operation:
             tensor._consumers.remove(self)
         for op in self._control_inputs:
             op._control_outputs.remove(self)
+
+    # Control flow rewires an op just made: an input from outside a cond branch or a loop
+    # body goes through a Switch or an Enter, and a loop's Merge gets its back edge.
+
+    def _update_input(self, index, tensor):
+        self._inputs[index]._consumers.remove(self)
+        self._inputs[index] = tensor
+        tensor._consumers.append(self)
+        self._rewired.add(index)
+
+    def _add_control_input(self, op):
+        if op not in self._control_inputs:
+            self._control_inputs.append(op)
+            op._control_outputs.append(self)
+
+    def _add_control_inputs(self, ops):
+        for op in ops:
+            self._add_control_input(op)
+
+    def _remove_all_control_inputs(self):
+        for op in self._control_inputs:
+            op._control_outputs.remove(self)
+        self._control_inputs = []
+
+    def _get_control_flow_context(self):
+        return self._control_flow_context
+
+    def _set_control_flow_context(self, context):
+        self._control_flow_context = context
 
     @property
     def graph(self):
@@ -99,7 +130,8 @@ class Operation:
     def node_def(self):
         """The NodeDef as TensorFlow shows it."""
         node = graph_pb2.NodeDef(name=self._name, op=self._type, device=self._device)
-        node.input.extend(_input_name(t) for t in self._inputs)
+        node.input.extend(t.name if i in self._rewired else _input_name(t)
+                          for i, t in enumerate(self._inputs))
         node.input.extend("^" + op.name for op in self._control_inputs)
         for key, value in self._attrs.items():
             node.attr[key].CopyFrom(codec.attr_to_proto(value))

@@ -8,21 +8,25 @@ from dtfnb.base.shapes import unknown_shape
 
 
 class OpDef:
-    __slots__ = ("name", "shape_fn", "stateful")
+    __slots__ = ("name", "shape_fn", "stateful", "ref_inputs")
 
-    def __init__(self, name, shape_fn, stateful):
+    def __init__(self, name, shape_fn, stateful, ref_inputs):
         self.name = name
         self.shape_fn = shape_fn
         self.stateful = stateful
+        self.ref_inputs = ref_inputs
 
 
 _OP_DEFS = {}
 _GRADIENTS = {}
 
 
-def define_op(name, shape_fn=None, stateful=False):
-    """Declares an op type; `shape_fn(op)` returns one TensorShape per output."""
-    _OP_DEFS[name] = OpDef(name, shape_fn, stateful)
+def define_op(name, shape_fn=None, stateful=False, ref_inputs=True):
+    """Declares an op type; `shape_fn(op)` returns one TensorShape per output.
+
+    An op is placed with a ref it takes (a variable it updates), unless its inputs are
+    not refs by definition (`ref_inputs=False`: given one, it reads the value)."""
+    _OP_DEFS[name] = OpDef(name, shape_fn, stateful, ref_inputs)
 
 
 def op_def(name):

@@ -2,6 +2,7 @@
 
 from dtfnb.base.dtypes import c_type_name
 from dtfnb.base.errors import InvalidArgumentError
+from dtfnb.kernels.control_flow import DEAD
 from dtfnb.kernels.registry import register_kernel
 from dtfnb.resources.variable import value_of
 
@@ -9,8 +10,8 @@ from dtfnb.resources.variable import value_of
 def on_device(xp, value):
     """Moves an array to the device whose array module is `xp` (numpy or cupy)."""
     value = value_of(value)
-    if value is None:
-        return None
+    if value is None or value is DEAD:
+        return value
     if xp.__name__ == "numpy":
         return value.get() if hasattr(value, "__cuda_array_interface__") else value
     return xp.asarray(value)

@@ -41,12 +41,15 @@ def _check_ref(ref, op_name):
 def _update(op_type, ref, value, name, attrs):
     ref = getattr(ref, "_variable", ref)
     _check_ref(ref, op_type)
-    value = convert_to_tensor(value, dtype=ref.dtype.base_dtype)
-    if op_type != "Assign" or attrs.get("validate_shape", True):
-        if not ref.shape.is_compatible_with(value.shape) and op_type != "Assign":
-            raise ValueError(f"Shapes {ref.shape} and {value.shape} are incompatible")
-    return make_tensor(op_type, [ref, value], ref.dtype, name=name or op_type,
-                       attrs={"T": ref.dtype.base_dtype, **attrs})
+    graph = ref.graph
+    # As TensorFlow's op builders do, a Python value becomes a constant in the op's scope.
+    with graph.as_default(), graph.name_scope(name or op_type) as scope:
+        value = convert_to_tensor(value, dtype=ref.dtype.base_dtype, name="value")
+        if op_type != "Assign" or attrs.get("validate_shape", True):
+            if not ref.shape.is_compatible_with(value.shape) and op_type != "Assign":
+                raise ValueError(f"Shapes {ref.shape} and {value.shape} are incompatible")
+        return make_tensor(op_type, [ref, value], ref.dtype, name=scope,
+                           attrs={"T": ref.dtype.base_dtype, **attrs})
 
 
 def assign(ref, value, validate_shape=None, use_locking=None, name=None):

@@ -16,7 +16,9 @@ import time
 import numpy as np
 
 from dtfnb.base import errors
+from dtfnb.kernels.control_flow import DEAD
 from dtfnb.kernels.registry import find_kernel
+from dtfnb.runtime.frames import FrameGraph, FrameState, has_control_flow
 from dtfnb.runtime.step import GRACE_SECONDS
 
 
@@ -97,6 +99,11 @@ class Executor:
             for dep in {src for src, _ in node.inputs} | set(node.control_inputs):
                 self._plan[index[dep]].succ.append(i)
         self._receives = any(p.mode == _RECV for p in self._plan)
+        # Control flow (or a value that may be dead, from another partition's) needs
+        # frames and dead tensors: a run of its own, so that other graphs pay nothing.
+        self._frames = (FrameGraph(nodes, out_base)
+                        if has_control_flow(nodes) or any(n.attrs.get("dead_ok")
+                                                          for n in nodes) else None)
         # A constant gives the same array every run: a run that is not traced starts with
         # its slot filled, and a traced one runs it, so that it shows in the step stats.
         # (Not one under control dependencies: what follows it must wait for them.)
@@ -112,6 +119,12 @@ class Executor:
         waiting for the rest of it (a master waits for other tasks there, so that
         its thread wakes once, when both are done, rather than once for each).
         """
+        if self._frames is not None:
+            run = _FrameRun(self, step)
+            run.start()
+            if meanwhile is not None:
+                meanwhile()
+            return run.wait()
         schedule = self._untraced if step.stats is None else self._traced
         if schedule.sequence is not None:
             try:
@@ -326,6 +339,88 @@ class _Run:
 
     def _finish_aborted(self):
         self.done.set()
+
+
+class _FrameRun(_Run):
+    """A run with frames and dead tensors (runtime/frames.py): its items are (node,
+    Iteration, dead) and a node reads its inputs from its iteration's slots. Everything
+    runs inline but receives (when their tensor is there) and, when other work is
+    ready, blocking nodes (on the blocking pool)."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, executor, step):
+        self.plan = executor._plan
+        self.step = step
+        self.device = executor.device
+        self.state = FrameState(executor._frames)
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+        self.stats = None if step.stats is None else step.stats.device(self.device.name)
+        self.receives = executor._receives
+
+    def start(self):
+        with self.lock:
+            ready = self.state.start()
+        if self.state.done:
+            self.done.set()
+            return
+        self.process(self.schedule(ready, busy=False))
+
+    def schedule(self, ready, busy, may_block=True):
+        lone = not busy and len(ready) == 1
+        keep = []
+        for item in ready:
+            node = self.plan[item[0]]
+            if node.mode == _RECV and not item[2]:
+                if self.step.rendezvous.when_ready(node.ctx.attrs["key"],
+                                                   lambda item=item: self.received(item)):
+                    keep.append(item)
+            elif node.mode == _BLOCKING and not item[2] and not (lone and may_block):
+                self.device.blocking_pool.submit(self.process, [item])
+            else:
+                keep.append(item)
+        return keep
+
+    def _process(self, ready, may_block):
+        plan, step = self.plan, self.step
+        while ready:
+            if step.error is not None:
+                self._finish_aborted()
+                return
+            item = ready.pop()
+            node = plan[item[0]]
+            if node.mode == _BLOCKING:
+                step.flush()
+            try:
+                outputs, dead = _execute_in_frame(node, step, item, self.stats)
+                with self.lock:
+                    newly = self.state.finish(item[0], item[1], outputs, dead)
+            except BaseException as exc:  # every failure aborts the step, never a hang
+                step.abort(_as_op_error(exc, node.ctx.attrs.get("source_node", node.name)))
+                self._finish_aborted()
+                return
+            if self.state.done:
+                self.done.set()
+                return
+            if newly:
+                ready.extend(self.schedule(newly, busy=bool(ready), may_block=may_block))
+
+
+def _execute_in_frame(node, step, item, stats):
+    """Runs one node in its iteration: (its outputs, whether it is dead). A dead node
+    does not run and its outputs are DEAD, but for a send, which passes the deadness on
+    to the partition that receives."""
+    _, iteration, dead = item
+    if dead and node.ctx.op != "_Send":
+        return [DEAD] * node.n_out, True
+    args = [DEAD] if dead else [iteration.slots[s] for s in node.in_slots]
+    start = time.perf_counter() if stats is not None else 0.0
+    out = node.fn(node.ctx, step, *args)
+    outputs = [] if node.n_out == 0 else [out] if node.n_out == 1 else list(out)
+    if stats is not None:
+        stats.record(node.name, start, time.perf_counter(), outputs)
+    return outputs, dead or out is DEAD
 
 
 def _as_op_error(exc, node_name):

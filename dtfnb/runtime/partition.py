@@ -6,7 +6,8 @@ ones end in `_Fetch` nodes, and every edge between devices becomes a `_Send` on
 the producer's device and a `_Recv` on the consumer's.
 """
 
-from dtfnb.base.errors import InvalidArgumentError
+from dtfnb.base.errors import InvalidArgumentError, UnimplementedError
+from dtfnb.runtime.frames import CONTROL_FLOW_OPS, ENTERS, EXITS, MERGES, NEXT_ITERATIONS
 from dtfnb.runtime.nodes import Node
 
 
@@ -42,7 +43,9 @@ def _topological(needed, by_name, feeds):
     pending, consumers = {}, {}
     for name in needed:
         node = by_name[name]
-        deps = {s for s, i in node.inputs if tensor_key(s, i) not in feeds}
+        # A loop's back edge (NextIteration → Merge) closes the only cycle allowed.
+        deps = {s for s, i in node.inputs if tensor_key(s, i) not in feeds
+                and not (node.op in MERGES and by_name[s].op in NEXT_ITERATIONS)}
         deps.update(node.control_inputs)
         pending[name] = len(deps)
         for dep in deps:
@@ -77,6 +80,11 @@ def partition(order, by_name, placement, feeds, fetches):
     """
     parts = {}
     feed_nodes, feed_by_name, transfers = {}, {}, {}
+    # With control flow a transfer may carry a dead value: its receiver must expect one.
+    dead_ok = any(by_name[name].op in CONTROL_FLOW_OPS for name in order)
+    if dead_ok:
+        _check_frames(order, by_name, placement)
+    transfer_attrs = {"dead_ok": True} if dead_ok else {}
 
     def add(device, node):
         parts.setdefault(device, []).append(node)
@@ -105,9 +113,9 @@ def partition(order, by_name, placement, feeds, fetches):
             key = f"{src_device};{device};{tensor_key(src, index)}"
             dtype = _output_type(src, index)
             send = Node(f"_send/{len(transfers)}/{src}", "_Send", [(src, index)],
-                        attrs={"key": key, "source_node": src})
-            recv = Node(f"_recv/{len(transfers)}/{src}", "_Recv", attrs={"key": key},
-                        output_types=[dtype])
+                        attrs={"key": key, "source_node": src, **transfer_attrs})
+            recv = Node(f"_recv/{len(transfers)}/{src}", "_Recv",
+                        attrs={"key": key, **transfer_attrs}, output_types=[dtype])
             add(src_device, send)
             add(device, recv)
             transfers[link] = recv.name
@@ -123,8 +131,10 @@ def partition(order, by_name, placement, feeds, fetches):
         if link not in transfers:
             key = f"{placement[src]};{device};^{src}"
             add(placement[src], Node(f"_send/{len(transfers)}/^{src}", "_Send",
-                                     control_inputs=[src], attrs={"key": key}))
-            recv = Node(f"_recv/{len(transfers)}/^{src}", "_Recv", attrs={"key": key})
+                                     control_inputs=[src],
+                                     attrs={"key": key, **transfer_attrs}))
+            recv = Node(f"_recv/{len(transfers)}/^{src}", "_Recv",
+                        attrs={"key": key, **transfer_attrs})
             add(device, recv)
             transfers[link] = recv.name
         return transfers[link]
@@ -142,3 +152,48 @@ def partition(order, by_name, placement, feeds, fetches):
         add(device, Node(f"_fetch/{position}", "_Fetch", [(src, src_index)],
                          attrs={"index": position, "source_node": name}))
     return parts
+
+
+def _check_frames(order, by_name, placement):
+    """Checks that each node's inputs come from one loop frame, and refuses a while loop
+    whose frame spans devices. TensorFlow runs such a loop by adding a control loop to
+    each partition that holds part of the frame; dtfnb does not (yet), so a loop's ops,
+    and the variables its body updates, must share one device."""
+    frame_of = {}  # node → the loop frames it runs in, outermost first
+    for name in order:
+        node = by_name[name]
+        frame = first = None
+        for src in [s for s, _ in node.inputs] + node.control_inputs:
+            if node.op in MERGES and by_name[src].op in NEXT_ITERATIONS:
+                continue
+            src_frame = _output_frame(by_name[src], frame_of.get(src, ()))
+            if frame is None:
+                frame, first = src_frame, src
+            elif src_frame != frame:
+                raise InvalidArgumentError(
+                    None, None, f"{{{{node {name}}}}} has inputs from different frames. The "
+                    f"input {{{{node {src}}}}} is in frame '{_frame_name(src_frame)}'. The "
+                    f"input {{{{node {first}}}}} is in frame '{_frame_name(frame)}'.")
+        frame_of[name] = frame = frame or ()
+        if not frame:
+            continue
+        for src in [s for s, _ in node.inputs] + node.control_inputs:
+            if src in placement and placement[src] != placement[name]:
+                raise UnimplementedError(
+                    None, None, f"The while loop '{frame[-1]}' spans devices: its node "
+                    f"'{name}' on {placement[name]} takes an input from '{src}' on "
+                    f"{placement[src]}. dtfnb runs a loop within one device: place the "
+                    f"loop's ops, and the variables its body updates, on one device.")
+
+
+def _frame_name(frame):
+    return frame[-1] if frame else ""
+
+
+def _output_frame(node, frame):
+    """The frames `node`'s outputs live in, when it runs in `frame`."""
+    if node.op in ENTERS:
+        return frame + (node.attrs["frame_name"],)
+    if node.op in EXITS:
+        return frame[:-1]
+    return frame

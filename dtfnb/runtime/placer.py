@@ -13,6 +13,7 @@ from dtfnb.base import dtypes
 from dtfnb.base.device_spec import DeviceSpec
 from dtfnb.base.errors import InvalidArgumentError
 from dtfnb.kernels import registry as kernel_registry
+from dtfnb.runtime.frames import VALUE_ONLY_OPS
 
 _TYPE_PREFERENCE = {"GPU": 0, "CPU": 1}
 
@@ -48,7 +49,7 @@ def _colocation_groups(nodes, by_name):
         for entry in node.attrs.get("_class", ()):
             if entry.startswith("loc:@") and entry[5:] in by_name:
                 groups.union(entry[5:], node.name)
-        for src, index in node.inputs:
+        for src, index in [] if node.op in VALUE_ONLY_OPS else node.inputs:
             source = by_name[src]
             if index < len(source.output_types):
                 dtype = dtypes.as_dtype(source.output_types[index])

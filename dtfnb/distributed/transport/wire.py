@@ -20,6 +20,7 @@ from dtfnb.base.codec import proto_to_tensor, tensor_to_proto, to_numpy
 from dtfnb.base.errors import InvalidArgumentError, ResourceExhaustedError
 from dtfnb.distributed.transport import shm, streams
 from dtfnb.protos import master_pb2, worker_pb2
+from dtfnb.runtime.frames import DEAD
 
 _LENGTH = struct.Struct("<I")
 
@@ -103,6 +104,9 @@ class Outgoing:
         wire.name = name
         if value is None:  # a control edge: no data, only "it happened"
             return
+        if value is DEAD:  # the untaken side of a cond: no data, only "it did not"
+            wire.is_dead = True
+            return
         array = to_numpy(value)
         dtype = dtypes.as_dtype(array.dtype)
         wire.dtype = dtype.as_datatype_enum
@@ -160,7 +164,7 @@ class Incoming:
     def _value(self, wire):
         location = wire.WhichOneof("location")
         if location is None:
-            return None
+            return DEAD if wire.is_dead else None
         if location == "proto":
             _dtype(wire.proto.dtype, wire.name, fixed_size=False)
             _shape([dim.size for dim in wire.proto.tensor_shape.dim], wire.name)
