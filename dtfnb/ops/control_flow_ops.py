@@ -1,4 +1,4 @@
-"""Grouping, ordering and checking: no_op, group, tuple, Assert."""
+"""Grouping, ordering and checking: no_op, group, tuple, with_dependencies, Assert."""
 
 from dtfnb.base import dtypes
 from dtfnb.framework.convert import convert_to_tensor
@@ -37,6 +37,14 @@ def tuple(tensors, name=None, control_inputs=None):  # noqa: A001 - TensorFlow's
         gate = group(*[t for t in tensors if t is not None], *(control_inputs or []))
         with graph.control_dependencies([gate]):
             return [None if t is None else identity(t) for t in tensors]
+
+
+def with_dependencies(dependencies, output_tensor, name=None):
+    """`output_tensor` through an Identity (beside it) that runs after `dependencies`."""
+    graph = graph_of(output_tensor)
+    with graph.name_scope(name or "control_dependency") as scope, \
+            graph.colocate_with(output_tensor.op), graph.control_dependencies(dependencies):
+        return identity(output_tensor, name=scope)
 
 
 def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TensorFlow's name
