@@ -253,11 +253,11 @@ define_op("Reshape", _reshape_shape)
 
 
 def reshape(tensor, shape, name=None):
-    tensor = convert_to_tensor(tensor)
-    shape = _int_tensor(shape)
-    return make_tensor("Reshape", [tensor, shape], tensor.dtype.base_dtype,
-                       name=name or "Reshape",
-                       attrs={"T": tensor.dtype.base_dtype, "Tshape": shape.dtype})
+    with graph_of(tensor, shape).name_scope(name or "Reshape") as scope:
+        tensor = convert_to_tensor(tensor, name="tensor")
+        shape = _int_tensor(shape, name="shape")
+        return make_tensor("Reshape", [tensor, shape], tensor.dtype.base_dtype, name=scope,
+                           attrs={"T": tensor.dtype.base_dtype, "Tshape": shape.dtype})
 
 
 @RegisterGradient("Reshape")

@@ -122,12 +122,14 @@ def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None, 
         return [slicing_ops.gather(t, index) for t in tensor_list]
 
 
-def _fraction_full(queue, capacity, min_after_dequeue=0):
-    """How full `queue` is above `min_after_dequeue`, in [0, 1], as TF's summaries show it."""
+def _fraction_full(queue, capacity, min_after_dequeue=None):
+    """How full `queue` is (above `min_after_dequeue`, for a shuffling one, even 0), in
+    [0, 1], as TF's summaries show it."""
     size = queue.size()
-    if min_after_dequeue:
+    if min_after_dequeue is not None:
         size = math_ops.maximum(0, size - min_after_dequeue)
-    return math_ops.cast(size, dtypes.float32) * (1. / (capacity - min_after_dequeue))
+        capacity -= min_after_dequeue
+    return math_ops.cast(size, dtypes.float32) * (1. / capacity)
 
 
 # -- the structure of the examples: a list (or tuple) of tensors, or a dict of them -----
