@@ -91,8 +91,10 @@ class SparseTensor:
 
 
 def _static_shape(dense_shape):
-    """The shape `dense_shape` holds where it is a constant (-1 for an unknown dimension),
-    else a shape of its known rank."""
+    """The shape `dense_shape` holds where it is a constant, or the identity of one (-1 for
+    an unknown dimension), else a shape of its known rank."""
+    while dense_shape.op.type == "Identity":
+        dense_shape = dense_shape.op.inputs[0]
     if dense_shape.op.type == "Const":
         return TensorShape([None if d == -1 else int(d) for d in dense_shape.op._raw_attr("value")])
     return unknown_shape(dense_shape.shape[0].value)

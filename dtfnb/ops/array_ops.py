@@ -253,11 +253,11 @@ define_op("Reshape", _reshape_shape)
 
 
 def reshape(tensor, shape, name=None):
-    tensor = convert_to_tensor(tensor)
-    shape = _int_tensor(shape)
-    return make_tensor("Reshape", [tensor, shape], tensor.dtype.base_dtype,
-                       name=name or "Reshape",
-                       attrs={"T": tensor.dtype.base_dtype, "Tshape": shape.dtype})
+    with graph_of(tensor, shape).name_scope(name or "Reshape") as scope:
+        tensor = convert_to_tensor(tensor, name="tensor")
+        shape = _int_tensor(shape, name="shape")
+        return make_tensor("Reshape", [tensor, shape], tensor.dtype.base_dtype, name=scope,
+                           attrs={"T": tensor.dtype.base_dtype, "Tshape": shape.dtype})
 
 
 @RegisterGradient("Reshape")
@@ -290,11 +290,11 @@ define_op("ExpandDims", _expand_dims_shape)
 def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002 - TensorFlow's name
     if axis is None:
         axis = dim
-    value = convert_to_tensor(input)
-    axis = _int_tensor(axis)
-    return make_tensor("ExpandDims", [value, axis], value.dtype.base_dtype,
-                       name=name or "ExpandDims",
-                       attrs={"T": value.dtype.base_dtype, "Tdim": axis.dtype})
+    with graph_of(input, axis).name_scope(name or "ExpandDims") as scope:
+        value = convert_to_tensor(input, name="input")
+        axis = _int_tensor(axis, name="dim")
+        return make_tensor("ExpandDims", [value, axis], value.dtype.base_dtype, name=scope,
+                           attrs={"T": value.dtype.base_dtype, "Tdim": axis.dtype})
 
 
 @RegisterGradient("ExpandDims")

@@ -5,6 +5,10 @@ QUEUE_RUNNERS, a summary of how full the queue is); `tf.train.start_queue_runner
 then runs them. Epochs are counted in a LOCAL variable, so
 `tf.local_variables_initializer()` must run first. The `maybe_` variants enqueue only
 the examples whose `keep_input` is true.
+
+A queue holds dense tensors, so a SparseTensor example is put in a SparseTensorsMap
+and its int64 handle is queued; after the dequeue, the batch of handles is taken out
+of the map as one SparseTensor whose row i is example i.
 """
 
 from dtfnb.base import dtypes
@@ -12,6 +16,8 @@ from dtfnb.base.shapes import as_shape
 from dtfnb.framework import api
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.graph_keys import GraphKeys
+from dtfnb.framework.indexed_slices import IndexedSlices
+from dtfnb.framework.sparse_tensor import SparseTensor
 from dtfnb.ops import (
     array_ops,
     constant_op,
@@ -20,6 +26,7 @@ from dtfnb.ops import (
     math_ops,
     random_ops,
     slicing_ops,
+    sparse_ops,
     summary_ops,
     variables,
 )
@@ -115,12 +122,14 @@ def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None, 
         return [slicing_ops.gather(t, index) for t in tensor_list]
 
 
-def _fraction_full(queue, capacity, min_after_dequeue=0):
-    """How full `queue` is above `min_after_dequeue`, in [0, 1], as TF's summaries show it."""
+def _fraction_full(queue, capacity, min_after_dequeue=None):
+    """How full `queue` is (above `min_after_dequeue`, for a shuffling one, even 0), in
+    [0, 1], as TF's summaries show it."""
     size = queue.size()
-    if min_after_dequeue:
+    if min_after_dequeue is not None:
         size = math_ops.maximum(0, size - min_after_dequeue)
-    return math_ops.cast(size, dtypes.float32) * (1. / (capacity - min_after_dequeue))
+        capacity -= min_after_dequeue
+    return math_ops.cast(size, dtypes.float32) * (1. / capacity)
 
 
 # -- the structure of the examples: a list (or tuple) of tensors, or a dict of them -----
@@ -152,15 +161,21 @@ def _as_original_type(original_tensors, dequeued):
     return dequeued
 
 
+def _as_tensor_or_composite(value):
+    return value if isinstance(value, (SparseTensor, IndexedSlices)) else \
+        convert_to_tensor(value)
+
+
 def _validate(tensor_list):
-    tensor_list = [convert_to_tensor(t) for t in tensor_list]
+    tensor_list = [_as_tensor_or_composite(t) for t in tensor_list]
     if not tensor_list:
         raise ValueError("Expected at least one tensor in batch().")
     return tensor_list
 
 
 def _validate_join(tensor_list_list):
-    return [[convert_to_tensor(t) for t in tensor_list] for tensor_list in tensor_list_list]
+    return [[_as_tensor_or_composite(t) for t in tensor_list]
+            for tensor_list in tensor_list_list]
 
 
 def _validate_keep_input(keep_input, enqueue_many):
@@ -203,6 +218,122 @@ def _shapes(tensor_list_list, shapes, enqueue_many):
     return merged
 
 
+# -- SparseTensors: queued as handles into a SparseTensorsMap -----------------------------
+
+class _SparseInfo:
+    """Of a SparseTensor component: the op that adds it to its map (which the take after
+    the dequeue names), and its rank per example (a Dimension)."""
+
+    def __init__(self, map_op, rank):
+        self.map_op = map_op
+        self.rank = rank
+
+    def matches(self, other):
+        return other is not None and self.map_op is other.map_op and \
+            self.rank.is_compatible_with(other.rank)
+
+
+def _store_sparse(t, enqueue_many, keep_input, shared_name):
+    """(handles, the op adding `t` to its map): the handle of `t`, or with enqueue_many
+    those of its rows, as TensorFlow stores what `keep_input` keeps."""
+    if keep_input.shape.ndims == 1:
+        kept_values = slicing_ops.gather(keep_input, t.indices[:, 0])
+        handles = sparse_ops.add_many_sparse_to_tensors_map(
+            sparse_ops.sparse_retain(t, kept_values), shared_name=shared_name)
+        return handles, handles.op
+    keep = array_ops.constant_value(keep_input)
+    if keep is None:
+        return _store_sparse_if(keep_input, t, enqueue_many, shared_name)
+    if not keep:  # a stand-in, which the take after the dequeue refuses
+        none = -1 * array_ops.ones(t.dense_shape[0:1], dtypes.int64) if enqueue_many \
+            else constant_op.constant(-1, dtypes.int64)
+        return none, none.op
+    if enqueue_many:
+        handles = sparse_ops.add_many_sparse_to_tensors_map(t, shared_name=shared_name)
+    else:
+        handles = sparse_ops.add_sparse_to_tensors_map(t, shared_name=shared_name)
+    return handles, handles.op
+
+
+def _store_sparse_if(keep_input, t, enqueue_many, shared_name):
+    """What TensorFlow's tf.cond on `keep_input` stores: the handles of the rows of `t` (a
+    batch of one without enqueue_many) if it holds, else -1 for each, storing nothing: the
+    batch added has no rows then."""
+    if not enqueue_many:
+        t = SparseTensor(array_ops.concat([array_ops.zeros_like(t.indices[:, :1]), t.indices],
+                                          1),
+                         t.values, array_ops.concat([[1], t.dense_shape], 0))
+    rows = t.dense_shape[0]
+    kept_rows = rows * math_ops.cast(keep_input, dtypes.int64)
+    kept = sparse_ops.sparse_retain(
+        t, array_ops.fill(array_ops.shape(t.values), keep_input))
+    handles = sparse_ops.add_many_sparse_to_tensors_map(
+        SparseTensor(kept.indices, kept.values,
+                     array_ops.concat([[kept_rows], t.dense_shape[1:]], 0)),
+        shared_name=shared_name)
+    stored = array_ops.concat(
+        [handles, array_ops.fill([rows - kept_rows], constant_op.constant(-1, dtypes.int64))],
+        0)
+    return (stored if enqueue_many else array_ops.reshape(stored, [])), handles.op
+
+
+def _store_sparse_tensors(tensor_list, enqueue_many, keep_input, shared_map_ops=None):
+    """(what is queued for each of `tensor_list`, their _SparseInfo or None): each
+    SparseTensor is stored as handles, in the maps of `shared_map_ops` when given (those
+    of the first list of a join, which the one take after the dequeue reads)."""
+    shared_map_ops = shared_map_ops or [None] * len(tensor_list)
+    stored, infos = [], []
+    for t, shared_map_op in zip(tensor_list, shared_map_ops):
+        if not isinstance(t, SparseTensor):
+            stored.append(t)
+            infos.append(None)
+            continue
+        handles, map_op = _store_sparse(
+            t, enqueue_many, keep_input, shared_map_op.name if shared_map_op else None)
+        rank = t.dense_shape.shape.with_rank(1)[0]
+        stored.append(handles)
+        infos.append(_SparseInfo(shared_map_op or map_op, rank - 1 if enqueue_many else rank))
+    return [t if info is None else array_ops.expand_dims(t, [-1])
+            for t, info in zip(stored, infos)], infos
+
+
+def _store_sparse_tensors_join(tensor_list_list, enqueue_many, keep_input):
+    stored, infos = _store_sparse_tensors(tensor_list_list[0], enqueue_many, keep_input)
+    stored_list_list = [stored]
+    for tensor_list in tensor_list_list[1:]:
+        stored, others = _store_sparse_tensors(
+            tensor_list, enqueue_many, keep_input,
+            [info.map_op if info else None for info in infos])
+        if len(others) != len(infos) or any(
+                (a is None) != (b is None) or a is not None and not a.matches(b)
+                for a, b in zip(infos, others)):
+            raise ValueError(f"Inconsistent SparseTensors list: {tensor_list_list[0]} vs. "
+                             f"{tensor_list}")
+        stored_list_list.append(stored)
+    return stored_list_list, infos
+
+
+def _restore_sparse_tensors(dequeued, sparse_infos):
+    """The dequeued batch with each SparseTensor taken from its map. Every part of a batch
+    with one waits for all of them to be taken, as TensorFlow's (which returns a single
+    component without the wait it builds for it)."""
+    is_list = isinstance(dequeued, (list, tuple))
+    parts = [part if info is None else sparse_ops.take_many_sparse_from_tensors_map(
+        info.map_op, array_ops.squeeze(part, [1]), rank=(info.rank + 1).value)
+        for part, info in zip(dequeued if is_list else [dequeued], sparse_infos)]
+    if not any(isinstance(part, SparseTensor) for part in parts):
+        return dequeued
+    values = [part.values if isinstance(part, SparseTensor) else part for part in parts]
+
+    def after_all(tensor):
+        return control_flow_ops.with_dependencies(values, tensor)
+
+    waiting = [SparseTensor(after_all(part.indices), after_all(part.values),
+                            after_all(part.dense_shape)) if isinstance(part, SparseTensor)
+               else after_all(part) for part in parts]
+    return waiting if is_list else parts[0]
+
+
 # -- enqueueing, with or without keep_input ----------------------------------------------
 
 def _enqueue_op(queue, tensor_list, enqueue_many, keep_input):
@@ -232,10 +363,12 @@ def _enqueue_join(queue, tensor_list_list, enqueue_many, keep_input):
                                          for tensor_list in tensor_list_list]))
 
 
-def _dequeue(queue, batch_size, allow_smaller_final_batch, name):
+def _dequeue(queue, batch_size, allow_smaller_final_batch, name, sparse_infos):
     if allow_smaller_final_batch:
-        return queue.dequeue_up_to(batch_size, name=name)
-    return queue.dequeue_many(batch_size, name=name)
+        dequeued = queue.dequeue_up_to(batch_size, name=name)
+    else:
+        dequeued = queue.dequeue_many(batch_size, name=name)
+    return _restore_sparse_tensors(dequeued, sparse_infos)
 
 
 def _which_queue(dynamic_pad):
@@ -251,13 +384,15 @@ def _batch(tensors, batch_size, keep_input, num_threads=1, capacity=32, enqueue_
     with api.name_scope(name, "batch", list(tensor_list) + [keep_input]) as name:
         tensor_list = _validate(tensor_list)
         keep_input = _validate_keep_input(keep_input, enqueue_many)
+        tensor_list, sparse_infos = _store_sparse_tensors(tensor_list, enqueue_many, keep_input)
         queue = _which_queue(dynamic_pad)(
             capacity=capacity, dtypes=_dtypes([tensor_list]),
             shapes=_shapes([tensor_list], shapes, enqueue_many), shared_name=shared_name)
         _enqueue(queue, tensor_list, num_threads, enqueue_many, keep_input)
         summary_ops.scalar(f"fraction_of_{capacity}_full", _fraction_full(queue, capacity))
         return _as_original_type(
-            tensors, _dequeue(queue, batch_size, allow_smaller_final_batch, name))
+            tensors,
+            _dequeue(queue, batch_size, allow_smaller_final_batch, name, sparse_infos))
 
 
 def _batch_join(tensors_list, batch_size, keep_input, capacity=32, enqueue_many=False,
@@ -268,13 +403,16 @@ def _batch_join(tensors_list, batch_size, keep_input, capacity=32, enqueue_many=
                         [t for tl in tensor_list_list for t in tl] + [keep_input]) as name:
         tensor_list_list = _validate_join(tensor_list_list)
         keep_input = _validate_keep_input(keep_input, enqueue_many)
+        tensor_list_list, sparse_infos = _store_sparse_tensors_join(
+            tensor_list_list, enqueue_many, keep_input)
         queue = _which_queue(dynamic_pad)(
             capacity=capacity, dtypes=_dtypes(tensor_list_list),
             shapes=_shapes(tensor_list_list, shapes, enqueue_many), shared_name=shared_name)
         _enqueue_join(queue, tensor_list_list, enqueue_many, keep_input)
         summary_ops.scalar(f"fraction_of_{capacity}_full", _fraction_full(queue, capacity))
         return _as_original_type(
-            tensors_list[0], _dequeue(queue, batch_size, allow_smaller_final_batch, name))
+            tensors_list[0],
+            _dequeue(queue, batch_size, allow_smaller_final_batch, name, sparse_infos))
 
 
 def _shuffle_queue(capacity, min_after_dequeue, seed, tensor_list_list, shapes,
@@ -305,12 +443,14 @@ def _shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, keep_input,
         _check_capacity(capacity, min_after_dequeue)
         tensor_list = _validate(tensor_list)
         keep_input = _validate_keep_input(keep_input, enqueue_many)
+        tensor_list, sparse_infos = _store_sparse_tensors(tensor_list, enqueue_many, keep_input)
         queue = _shuffle_queue(capacity, min_after_dequeue, seed, [tensor_list], shapes,
                                enqueue_many, shared_name)
         _enqueue(queue, tensor_list, num_threads, enqueue_many, keep_input)
         _shuffle_summary(queue, capacity, min_after_dequeue)
         return _as_original_type(
-            tensors, _dequeue(queue, batch_size, allow_smaller_final_batch, name))
+            tensors,
+            _dequeue(queue, batch_size, allow_smaller_final_batch, name, sparse_infos))
 
 
 def _shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, keep_input,
@@ -321,12 +461,15 @@ def _shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, k
                         [t for tl in tensor_list_list for t in tl] + [keep_input]) as name:
         tensor_list_list = _validate_join(tensor_list_list)
         keep_input = _validate_keep_input(keep_input, enqueue_many)
+        tensor_list_list, sparse_infos = _store_sparse_tensors_join(
+            tensor_list_list, enqueue_many, keep_input)
         queue = _shuffle_queue(capacity, min_after_dequeue, seed, tensor_list_list, shapes,
                                enqueue_many, shared_name)
         _enqueue_join(queue, tensor_list_list, enqueue_many, keep_input)
         _shuffle_summary(queue, capacity, min_after_dequeue)
         return _as_original_type(
-            tensors_list[0], _dequeue(queue, batch_size, allow_smaller_final_batch, name))
+            tensors_list[0],
+            _dequeue(queue, batch_size, allow_smaller_final_batch, name, sparse_infos))
 
 
 def batch(tensors, batch_size, num_threads=1, capacity=32, enqueue_many=False, shapes=None,
