@@ -26,6 +26,7 @@ class Graph:
         self._name_scope = ""
         self._device_stack = []      # strings (canonical specs), callables, or None
         self._colocation_stack = []
+        self._attr_scope_map = {}    # attrs every op created in an _attr_scope gets
         self._control_stack = []     # _ControlContext per block; None clears outer ones
         self._container = ""
         self._collections = {}
@@ -98,18 +99,31 @@ class Graph:
         return f"{name}_{count - 1}"
 
     def _apply_device(self, op):
-        # An op taking a ref input is colocated with it (TensorFlow's op_def_library does so).
-        refs = [t.op for t in op._inputs if t.dtype.is_ref_dtype]
-        stack = self._colocation_stack + refs[:1]
+        for key, value in self._attr_scope_map.items():
+            op._attrs.setdefault(key, value)
+        # An op that uses refs in place is built inside colocate_with(each), as
+        # TensorFlow's op_def_library does: no device block applies to it then.
+        refs = [t.op for t in op._inputs if t.dtype.is_ref_dtype] \
+            if registry.op_def(op.type).ref_inputs else []
+        if not refs:
+            self._apply_device_functions(op)
+        stack = self._colocation_stack + refs
         if stack:
-            target = stack[-1]
-            groups = []
-            for colocated in stack:
-                groups.extend(g for g in colocated.colocation_groups() if g not in groups)
-            op._attrs["_class"] = groups
-            op._set_device(target.device)
-            return
-        self._apply_device_functions(op)
+            op._attrs["_class"] = sorted({g for c in stack for g in c.colocation_groups()})
+            # the device of the innermost colocation op that has one
+            device = next((c.device for c in reversed(stack) if c.device), None)
+            if device is not None:
+                op._set_device(device)
+
+    @contextlib.contextmanager
+    def _attr_scope(self, attrs):
+        """Ops created in the block get `attrs` (those they set themselves stay)."""
+        saved = self._attr_scope_map
+        self._attr_scope_map = {**saved, **attrs}
+        try:
+            yield
+        finally:
+            self._attr_scope_map = saved
 
     def _apply_device_functions(self, op):
         """Applies the device stack to `op`, innermost block first (the importer uses it too)."""

@@ -8,21 +8,25 @@ from dtfnb.base.shapes import unknown_shape
 
 
 class OpDef:
-    __slots__ = ("name", "shape_fn", "stateful")
+    """`ref_inputs`: its ref-typed inputs are refs it uses in place (TensorFlow's `is_ref`
+    input args, as Assign's), not values it reads: it is built colocated with them."""
 
-    def __init__(self, name, shape_fn, stateful):
+    __slots__ = ("name", "shape_fn", "stateful", "ref_inputs")
+
+    def __init__(self, name, shape_fn, stateful, ref_inputs=False):
         self.name = name
         self.shape_fn = shape_fn
         self.stateful = stateful
+        self.ref_inputs = ref_inputs
 
 
 _OP_DEFS = {}
 _GRADIENTS = {}
 
 
-def define_op(name, shape_fn=None, stateful=False):
+def define_op(name, shape_fn=None, stateful=False, ref_inputs=False):
     """Declares an op type; `shape_fn(op)` returns one TensorShape per output."""
-    _OP_DEFS[name] = OpDef(name, shape_fn, stateful)
+    _OP_DEFS[name] = OpDef(name, shape_fn, stateful, ref_inputs)
 
 
 def op_def(name):

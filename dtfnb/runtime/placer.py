@@ -1,9 +1,9 @@
 """place(): TensorFlow's simple placer as a pure function.
 
-Rules: nodes placed earlier keep their device; a colocation group (explicit
-`_class: loc:@x` attrs, plus ref, resource and variant edges) is placed as one; a pinned
-group goes where pinned, filling unspecified fields from the master's task; an
-unpinned group goes to GPU:0 when every member has a GPU kernel, else CPU:0; a lone
+Rules: nodes placed earlier keep their device; a colocation group (ref, resource and
+variant edges, then explicit `_class: loc:@x` attrs; see _Colocation) is placed as one,
+on the first device that matches its (partial) request and has kernels for all its
+members, in TensorFlow's order: GPU before CPU, then the master's task, then by name; a lone
 generator (a Const, …) is placed last, with its consumers when they share a device. An
 impossible pin fails with InvalidArgumentError, or with soft placement falls back
 to a supported device of the same task.
@@ -55,13 +55,16 @@ def _merge_devices(target, other, allow_soft_placement):
     return merged
 
 
-def _uses_resource(source, index):
-    """Whether an edge carries a ref or a resource, which its consumer uses where it lives.
-    (A variant, a tf.data dataset, is a Python object: it never leaves its device either.)"""
+def _uses_resource(source, index, consumer=None):
+    """Whether an edge carries a ref its consumer uses in place (as Assign does), or a
+    resource. (A variant, a tf.data dataset, is a Python object: it never leaves its
+    device either.)"""
     if index >= len(source.output_types):
         return False
     dtype = dtypes.as_dtype(source.output_types[index])
-    return dtype.is_ref_dtype or dtype.base_dtype in (dtypes.resource, dtypes.variant)
+    if dtype.is_ref_dtype:
+        return consumer is None or kernel_registry.takes_refs(consumer.op)
+    return dtype.base_dtype in (dtypes.resource, dtypes.variant)
 
 
 def _is_resource_generator(node):
@@ -91,7 +94,7 @@ class _Colocation:
         by_name = {n.name: n for n in nodes}
         for node in nodes:
             for src, index in node.inputs:
-                if _uses_resource(by_name[src], index):
+                if _uses_resource(by_name[src], index, node):
                     self._join_across_resource_edge(src, node.name)
         roots = {}
         for node in nodes:
@@ -164,24 +167,16 @@ class _Colocation:
         self._parent[y] = x
 
 
-def _resolve(request, default):
-    """Fills a partial request from the master's task, as the chapter describes."""
-    job = request.job if request.job is not None else default.job
-    if request.task is not None:
-        task = request.task
-    else:
-        task = default.task if job == default.job else 0
-    replica = request.replica if request.replica is not None else 0
-    return DeviceSpec(job, replica, task, request.device_type, request.device_index)
-
-
 def _matches(device_spec, wanted):
     return all(getattr(wanted, f) is None or getattr(wanted, f) == getattr(device_spec, f)
                for f in DeviceSpec.__slots__)
 
 
-def _best(candidates):
-    return min(candidates, key=lambda d: (_TYPE_PREFERENCE.get(d.device_type, 2), d.index))
+def _best(candidates, master_task):
+    """TensorFlow's order: the preferred device type, then the master's own task, then
+    the device name (so "/job:ps" is ps task 0, "/job:worker" the master's if a worker)."""
+    return min(candidates, key=lambda d: (_TYPE_PREFERENCE.get(d.device_type, 2),
+                                          not _matches(d.spec, master_task), d.name))
 
 
 def _supports(group, device, has_kernel):
@@ -189,7 +184,7 @@ def _supports(group, device, has_kernel):
 
 
 def _no_device_message(node, wanted, devices):
-    names = ", ".join(d.name for d in devices)
+    names = ", ".join(sorted(d.name for d in devices))
     requested = DeviceSpec.from_string(node.requested_device).to_string()
     message = (f"Cannot assign a device for operation {node.name}: {{{{node {node.name}}}}} "
                f"was explicitly assigned to {requested} but available devices are [ {names} ]."
@@ -224,21 +219,20 @@ def place(nodes, devices, default_task, placement, allow_soft_placement=False,
                 placement.setdefault(node.name, placed[0])
             continue
         request, pinned_by = colocation.request(colocation.find(group[0].name))
-        wanted = _resolve(request, default_task)
+        wanted = request
         candidates = [d for d in devices if _matches(d.spec, wanted)]
         supported = [d for d in candidates if _supports(group, d, has_kernel)]
         if not supported:
-            if not allow_soft_placement or (candidates == [] and not any(
-                    d.spec.job == wanted.job for d in devices)):
+            relaxed = DeviceSpec(wanted.job, wanted.replica, wanted.task)
+            if not allow_soft_placement or not any(_matches(d.spec, relaxed) for d in devices):
                 raise InvalidArgumentError(None, None, _placement_error(
                     group, pinned_by, wanted, candidates, devices, has_kernel))
-            relaxed = DeviceSpec(wanted.job, wanted.replica, wanted.task)
             supported = [d for d in devices if _matches(d.spec, relaxed)
                          and _supports(group, d, has_kernel)]
             if not supported:
                 raise InvalidArgumentError(None, None, _placement_error(
                     group, pinned_by, relaxed, [], devices, has_kernel))
-        device = _best(supported)
+        device = _best(supported, default_task)
         if id(group) in generator_ids:
             device = _with_consumers(group[0], consumers, placement, supported) or device
         for node in group:
