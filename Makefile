@@ -4,7 +4,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup lab demo test lint protos
+.PHONY: setup lab demo test lint protos tfvenv
 
 setup: $(VENV)/.installed
 
@@ -15,6 +15,17 @@ $(VENV)/.installed: pyproject.toml extension/package.json extension/yarn.lock \
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+# TensorFlow for the differential tier (tests/differential/) and the benchmarks' comparisons:
+# its own interpreter, never a dependency of dtfnb. Without it the tier skips.
+TF_VENV ?= .tfvenv
+tfvenv: $(TF_VENV)/.installed
+
+$(TF_VENV)/.installed:
+	python3 -m venv $(TF_VENV)
+	$(TF_VENV)/bin/python -m pip install -q --upgrade pip
+	$(TF_VENV)/bin/python -m pip install -q "tensorflow-cpu==2.21.*"
 	touch $@
 
 # LAB_ARGS passes options through, e.g. LAB_ARGS="--no-browser --port=9999".

@@ -17,6 +17,9 @@ from dtfnb.framework.default_session import get_default_session
 from dtfnb.framework.graph import Graph, get_default_graph, reset_default_graph
 from dtfnb.framework.graph_keys import GraphKeys
 from dtfnb.framework.operation import Operation
+from dtfnb.framework.versions import (
+    GRAPH_DEF_VERSION, GRAPH_DEF_VERSION_MIN_CONSUMER, GRAPH_DEF_VERSION_MIN_PRODUCER, VERSION,
+    __version__)
 from dtfnb.framework.registry import NotDifferentiable, RegisterGradient
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops.array_ops import identity, placeholder, placeholder_with_default
@@ -35,7 +38,8 @@ from dtfnb.protos.graph_pb2 import AttrValue, GraphDef, NodeDef
 # scopes, collections and devices on the default graph
 from dtfnb.framework.api import (
     add_to_collection, add_to_collections, colocate_with, container, control_dependencies,
-    device, get_collection, get_collection_ref, name_scope, set_random_seed)
+    device, executing_eagerly, get_collection, get_collection_ref, name_scope,
+    set_random_seed)
 
 # array and math ops
 from dtfnb.ops.variables import report_uninitialized_variables
@@ -52,14 +56,15 @@ from dtfnb.ops.math_ops import (
     logical_not, logical_or, logical_xor, maximum, minimum, mod, multiply, negative,
     not_equal, pow, range, realdiv, reciprocal, reduce_all, reduce_any, reduce_max,
     reduce_mean, reduce_min, reduce_prod, reduce_sum, round, rsqrt, sign, sin, sqrt, square,
-    squared_difference, subtract, to_double, to_float, to_int32, to_int64, truediv)
+    squared_difference, subtract, to_double, to_float, to_int32, to_int64, truediv,
+    truncatediv, truncatemod)
 from dtfnb.ops.linalg_ops import matmul
 from dtfnb.ops import tensor_operators as _tensor_operators  # noqa: F401 - Tensor's +, -, @ ...
 from dtfnb.ops.clip_ops import (
     clip_by_global_norm, clip_by_norm, clip_by_value, global_norm)
 
 # neural networks, layers, initializers and random ops
-from dtfnb import initializers, layers, nn, random, train
+from dtfnb import compat, initializers, layers, logging, nn, random, summary, train
 from dtfnb import distribute
 from dtfnb.ops.init_ops import (
     constant_initializer, glorot_normal_initializer, glorot_uniform_initializer,
@@ -82,18 +87,24 @@ from dtfnb.ops.parsing_ops import decode_csv, decode_raw, string_to_number
 
 # queues
 from dtfnb.ops.data_flow_ops import (
+    dynamic_partition,
     FIFOQueue, PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue)
 
 # conditional accumulators (SyncReplicasOptimizer's) and sparse gradients
 from dtfnb.framework.indexed_slices import IndexedSlices
+from dtfnb.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from dtfnb.ops.array_ops import sparse_placeholder
 from dtfnb.ops.accumulator_ops import (
     ConditionalAccumulator, ConditionalAccumulatorBase, SparseConditionalAccumulator)
 
 # readers
 from dtfnb.ops.io_ops import (
-    FixedLengthRecordReader, ReaderBase, TextLineReader, TFRecordReader, WholeFileReader,
-    matching_files)
+    FixedLengthRecordReader, IdentityReader, ReaderBase, TextLineReader, TFRecordReader,
+    WholeFileReader, matching_files)
 
+
+# tf.test: TestCase with sessions and TensorFlow's assertions
+from dtfnb import test
 
 # Jupyter: `%load_ext dtfnb` (imports IPython only then)
 def load_ipython_extension(ipython):

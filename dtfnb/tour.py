@@ -203,7 +203,8 @@ with tf.device("/job:worker/task:1"):
 metadata = tf.RunMetadata()
 with tf.Session("grpc://" + workers[0]) as sess:
     sess.run(a.initializer)
-    print("c =", sess.run(c, run_metadata=metadata))
+    print("c =", sess.run(c, options=tf.RunOptions(output_partition_graphs=True),
+                          run_metadata=metadata))
 placed = {n.name: n.device for g in metadata.partition_graphs for n in g.node}
 for name in ("a", "add", "add_1"):
     print(f"{name:5} ran on {placed[name]}")"""),

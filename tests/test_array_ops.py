@@ -249,8 +249,8 @@ def test_getitem_names_tensor_indices_and_errors():
         x[[0, 1]]
     with pytest.raises(TypeError):
         x[0.5]
-    rows = list(tf.constant(np.arange(3.0)))
-    assert len(rows) == 3 and run(rows[2]) == 2.0
+    with pytest.raises(TypeError, match="Iterating over a symbolic `tf.Tensor` is not allowed"):
+        list(tf.constant(np.arange(3.0)))  # as TensorFlow 2.21's graph mode, whatever the shape
 
 
 def test_strided_slice_with_masks():

@@ -73,7 +73,8 @@ def test_replica_device_setter_places_variables_round_robin_on_ps(chapter_cluste
     metadata = tf.RunMetadata()
     with tf.Session(target(cluster, "worker", 2)) as sess:
         sess.run(tf.global_variables_initializer())
-        got = sess.run([p1, p2, v3], run_metadata=metadata)
+        got = sess.run([p1, p2, v3], options=tf.RunOptions(output_partition_graphs=True),
+                       run_metadata=metadata)
     assert got == [6.0, 9.0, 3.0]
     placed = {n.name: n.device for g in metadata.partition_graphs for n in g.node}
     assert placed["v2"] == "/job:ps/replica:0/task:1/device:CPU:0"

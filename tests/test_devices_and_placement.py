@@ -240,7 +240,7 @@ def test_log_device_placement_prints_one_line_per_node_once(capfd):
     assert lines == {
         "a": ("VariableV2", CPU0, False), "a/initial_value": ("Const", CPU0, False),
         "a/Assign": ("Assign", CPU0, False), "a/read": ("Identity", CPU0, False),
-        "b": ("Const", CPU0, False), "c": ("Add", CPU0, False)}
+        "b": ("Const", CPU0, False), "c": ("AddV2", CPU0, False)}
     assert "a/Assign: (Assign): /job:localhost/replica:0/task:0/device:CPU:0\n" in first
     assert logged(second) == {}
 

@@ -252,7 +252,7 @@ def test_colocate_with_takes_the_device_and_group_of_the_op():
         d = tf.constant(1.0, name="d")
     assert b.op.device == "/job:ps/task:1"
     assert b.op.colocation_groups() == ["loc:@a"]
-    assert b.op.get_attr("_class") == ["loc:@a"]
+    assert b.op.get_attr("_class") == [b"loc:@a"]
     assert a.op.colocation_groups() == ["loc:@a"]
     assert d.op.device == "/device:GPU:0"  # the device stack is back after the block
     assert c.op.colocation_groups() == ["loc:@c"]
@@ -263,8 +263,8 @@ def test_container_sets_the_container_attr_of_stateful_ops():
         v = tf.Variable(1.0, name="v")
         c = tf.constant(1.0)
     w = tf.Variable(1.0, name="w")
-    assert v.op.get_attr("container") == "experiment_1"
-    assert w.op.get_attr("container") == ""
+    assert v.op.get_attr("container") == b"experiment_1"
+    assert w.op.get_attr("container") == b""
     with pytest.raises(ValueError):
         c.op.get_attr("container")
 
@@ -679,3 +679,28 @@ def test_a_failed_import_leaves_the_graph_unchanged():
         with pytest.raises(ValueError, match="_output_types"):
             tf.import_graph_def(missing)
         assert g.get_operations() == []
+
+
+def test_switch_to_thread_local_gives_each_thread_its_own_device_and_control_stacks():
+    graph = tf.Graph()
+    with graph.as_default():
+        first = tf.no_op(name="first")
+        with tf.device("/cpu:1"), tf.control_dependencies([first]):
+            made = []
+
+            def build(name):
+                with graph.as_default():
+                    made.append(tf.no_op(name=name))
+
+            for name in ("shared", "own"):
+                thread = threading.Thread(target=build, args=(name,))
+                thread.start()
+                thread.join()
+                graph.switch_to_thread_local()
+            mine = tf.no_op(name="mine")
+    # before the switch a thread sees the blocks another opened; after it, none
+    shared, own = made
+    assert (shared.device, shared.control_inputs) == ("/device:CPU:1", [first])
+    assert (own.device, own.control_inputs) == ("", [])
+    assert (mine.device, mine.control_inputs) == ("/device:CPU:1", [first])
+

@@ -166,13 +166,13 @@ def test_logical_ops_need_bool():
 def test_operators_build_tensorflow_named_ops():
     a = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="a")
     ops = {"add": a + 1, "sub": 1 - a, "mul": a * a, "truediv": a / 2, "floordiv": a // 2,
-           "mod": a % 3, "pow": a ** 2, "MatMul": a @ a, "Neg": -a, "Abs": abs(a),
+           "mod": a % 3, "pow": a ** 2, "matmul": a @ a, "Neg": -a, "Abs": abs(a),
            "Less": a < 2, "LessEqual": a <= 2, "Greater": a > 2, "GreaterEqual": a >= 2}
     for name, tensor in ops.items():
         assert tensor.op.name == name, (tensor.op.name, name)
     x = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
     expected = {"add": x + 1, "sub": 1 - x, "mul": x * x, "truediv": x / 2,
-                "floordiv": x // 2, "mod": x % 3, "pow": x ** 2, "MatMul": x @ x, "Neg": -x,
+                "floordiv": x // 2, "mod": x % 3, "pow": x ** 2, "matmul": x @ x, "Neg": -x,
                 "Abs": abs(x), "Less": x < 2, "LessEqual": x <= 2, "Greater": x > 2,
                 "GreaterEqual": x >= 2}
     with tf.Session() as sess:
@@ -217,7 +217,7 @@ def test_mixed_dtypes_raise_type_error():
 def test_broadcast_mismatch_is_a_value_error_naming_both_shapes():
     a, b = tf.constant(np.ones((2, 3))), tf.constant(np.ones(2))
     with pytest.raises(ValueError, match=r"Dimensions must be equal, but are 3 and 2 for "
-                                         r"'add' \(op: 'Add'\) with input shapes: \[2,3\], "
+                                         r"'add' \(op: 'AddV2'\) with input shapes: \[2,3\], "
                                          r"\[2\]\."):
         a + b
 

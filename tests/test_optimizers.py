@@ -160,7 +160,7 @@ def test_slot_names_like_tensorflow():
     assert rms.get_slot(w, "mg").op.name == "w/RMSProp_1"
     assert rms.get_slot(w, "momentum").op.name == "w/RMSProp_2"
     # beta1_power sits with the first variable by name ("b")
-    assert adam._get_beta_accumulators()[0].op.get_attr("_class") == ["loc:@b"]
+    assert adam._get_beta_accumulators()[0].op.get_attr("_class") == [b"loc:@b"]
 
 
 def test_slots_and_updates_are_colocated_with_their_variable():
@@ -171,7 +171,7 @@ def test_slots_and_updates_are_colocated_with_their_variable():
         train = tf.train.MomentumOptimizer(0.1, 0.9).minimize(loss)
     slot = tf.get_default_graph().get_operation_by_name("w/Momentum")
     assert slot.device == w.device == "/device:CPU:0"
-    assert slot.get_attr("_class") == ["loc:@w"]
+    assert slot.get_attr("_class") == [b"loc:@w"]
     apply = tf.get_default_graph().get_operation_by_name("Momentum/update_w/ApplyMomentum")
     assert apply.type == "ApplyMomentum" and apply.device == w.device
     assert train.name == "Momentum" and train.type == "NoOp"
@@ -191,7 +191,7 @@ def test_minimize_increments_the_global_step_colocated_with_it():
     w = tf.Variable(5.0, name="w")
     train = tf.train.GradientDescentOptimizer(0.1).minimize(tf.square(w), global_step=step)
     assert train.type == "AssignAdd" and train.name == "GradientDescent"
-    assert train.get_attr("_class") == ["loc:@global_step"]
+    assert train.get_attr("_class") == [b"loc:@global_step"]
     # the increment runs after the updates (through its constant, by TensorFlow's rule),
     # and after dtfnb's staleness record, which waits on the updates themselves
     deps = train.control_inputs + [c for t in train.inputs for c in t.op.control_inputs]

@@ -148,7 +148,7 @@ def test_op_names_types_and_default_names():
     assert q.dequeue_up_to(2).shape.as_list() == [None]
     assert [tf.FIFOQueue(1, tf.float32).name, tf.RandomShuffleQueue(1, 0, tf.float32).name,
             tf.PaddingFIFOQueue(1, tf.float32, shapes=[[None]]).name,
-            tf.PriorityQueue(1, [tf.float32]).name] == [
+            tf.PriorityQueue(1, [tf.float32], shapes=[()]).name] == [
         "fifo_queue", "random_shuffle_queue", "padding_fifo_queue", "priority_queue"]
     assert tf.RandomShuffleQueue(1, 0, tf.float32).queue_ref.op.type == "RandomShuffleQueueV2"
     assert isinstance(q, tf.QueueBase)

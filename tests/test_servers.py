@@ -81,7 +81,8 @@ def test_chapter_pinning_across_tasks_gives_4(servers):
     tasks = [servers(cluster, job, i) for job in ("ps", "worker") for i in range(len(cluster[job]))]
     a, c = chapter_pinning_graph(tf)
     metadata = tf.RunMetadata()
-    options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+    options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE,
+                            output_partition_graphs=True)
     with tf.Session(tasks[2].target) as sess:  # the master is worker 0
         sess.run(a.initializer)
         assert sess.run(c, options=options, run_metadata=metadata) == 4.0
@@ -109,9 +110,9 @@ def test_partial_device_strings_resolve_as_the_chapter_says(servers, capfd):
         sess.run([on_ps, on_worker, anywhere])
     lines = dict(line.split(": ", 1) for line in capfd.readouterr().out.splitlines()
                  if line.startswith(("add", "on_", "anywhere")))
-    assert lines["add"] == "(Add): /job:ps/replica:0/task:0/device:CPU:0"        # ps -> 0
-    assert lines["add_1"] == "(Add): /job:worker/replica:0/task:1/device:CPU:0"  # own task
-    assert lines["add_2"] == "(Add): /job:worker/replica:0/task:1/device:CPU:0"  # no job
+    assert lines["add"] == "(AddV2): /job:ps/replica:0/task:0/device:CPU:0"        # ps -> 0
+    assert lines["add_1"] == "(AddV2): /job:worker/replica:0/task:1/device:CPU:0"  # own task
+    assert lines["add_2"] == "(AddV2): /job:worker/replica:0/task:1/device:CPU:0"  # no job
 
 
 def test_unknown_job_and_soft_placement_in_a_cluster(servers):

@@ -47,9 +47,9 @@ def test_the_graph_tensorflow_builds():
     assert local_step.dtype.base_dtype == tf.int64
     assert train_op.op.type == "Assign" and train_op.op.inputs[0].op is local_step.op
     handles = {op.get_attr("shared_name"): op for op in tf.get_default_graph().get_operations()
-               if op.type in ("ConditionalAccumulator", "FIFOQueueV2")}
-    assert sorted(handles) == ["dummy_queue", "sync_token_q", "w:0/grad_accum"]
-    assert handles["w:0/grad_accum"].name == "sync_replicas/conditional_accumulator"
+               if op.type in ("ResourceConditionalAccumulator", "FIFOQueueV2")}
+    assert sorted(handles) == [b"dummy_queue", b"sync_token_q", b"w:0/grad_accum"]
+    assert handles[b"w:0/grad_accum"].name == "sync_replicas/conditional_accumulator"
     runner = opt.get_chief_queue_runner()
     assert runner.queue.name == "dummy_queue"
     with pytest.raises(ValueError, match=r"Too few tokens to finish the first step: -2 "

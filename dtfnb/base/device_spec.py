@@ -42,8 +42,6 @@ class DeviceSpec:
             value = getattr(other, field)
             if value is not None:
                 setattr(merged, field, value)
-        if other.device_type is not None and other.device_index is None:
-            merged.device_index = None
         return merged
 
     def copy(self):
@@ -84,9 +82,9 @@ def _parse(spec):
                 device_type = fields[1]
                 if len(fields) == 3 and fields[2] != "*":
                     device_index = int(fields[2])
-            elif key in ("cpu", "gpu") and len(fields) == 2:
+            elif key in ("cpu", "gpu") and len(fields) <= 2:
                 device_type = key
-                if fields[1] != "*":
+                if len(fields) == 2 and fields[1] != "*":
                     device_index = int(fields[1])
             elif len(fields) == 2 and fields[0].isupper() and fields[0].isalpha():
                 device_type = fields[0]

@@ -110,3 +110,7 @@ def from_code(error_code, message, node_name=None):
     err = _CLASS_BY_CODE.get(error_code, UnknownError)(None, None, message)
     err.node_name = node_name
     return err
+
+
+class OperatorNotAllowedInGraphError(TypeError):
+    """A Python operation a graph cannot answer, such as iterating over a tensor."""

@@ -25,6 +25,10 @@ class Dimension:
         other = Dimension(other)
         return self._value is None or other._value is None or self._value == other._value
 
+    def assert_is_compatible_with(self, other):
+        if not self.is_compatible_with(other):
+            raise ValueError(f"Dimensions {self} and {Dimension(other)} are not compatible")
+
     def merge_with(self, other):
         other = Dimension(other)
         if not self.is_compatible_with(other):
@@ -141,7 +145,8 @@ class TensorShape:
             return other
         if other._dims is None:
             return self
-        self.assert_is_compatible_with(other)
+        if not self.is_compatible_with(other):
+            raise ValueError(f"Shapes {self} and {other} are not compatible")
         return TensorShape([a.merge_with(b) for a, b in zip(self._dims, other._dims)])
 
     def with_rank(self, rank):

@@ -5,15 +5,22 @@ import threading
 
 import numpy as np
 
-from dtfnb.base import dtypes
-from dtfnb.base.errors import NotFoundError, OpError
-from dtfnb.client.fetches import FetchMapper, structure_key
+from dtfnb.base import device_spec, dtypes
+from dtfnb.base.errors import InvalidArgumentError, NotFoundError, OpError
+from dtfnb.client.fetches import (  # noqa: F401 - register_... is TF's name here
+    FetchMapper,
+    feed_pairs,
+    flatten_feed_dict,
+    partial_run_feeds,
+    register_session_run_conversion_functions,
+    structure_key,
+)
 from dtfnb.distributed.server import running_server
 from dtfnb.distributed.transport import inproc
 from dtfnb.distributed.transport.remote import RemoteMaster
 from dtfnb.distributed.transport.rpc import Security
 from dtfnb.framework import default_session
-from dtfnb.framework.graph import get_default_graph
+from dtfnb.framework.graph import Graph, get_default_graph
 from dtfnb.framework.tensor import Tensor
 from dtfnb.protos import config_pb2
 
@@ -21,16 +28,39 @@ _CACHE_LIMIT = 256
 
 
 class _DeviceAttributes:
-    __slots__ = ("name", "device_type", "memory_limit_bytes", "description")
+    """A device of a session: name, type, memory limit and incarnation."""
 
-    def __init__(self, device):
-        self.name = device.name
-        self.device_type = device.device_type
-        self.memory_limit_bytes = 0
-        self.description = device.description
+    def __init__(self, name, device_type, memory_limit_bytes, incarnation, description=""):
+        self._name = device_spec.canonical_name(name)
+        self._device_type = device_type
+        self._memory_limit_bytes = memory_limit_bytes
+        self._incarnation = incarnation
+        self._description = description
+
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def device_type(self):
+        return self._device_type
+
+    @property
+    def memory_limit_bytes(self):
+        return self._memory_limit_bytes
+
+    @property
+    def incarnation(self):
+        return self._incarnation
+
+    @property
+    def description(self):
+        """dtfnb: what the device is ("emulated GPU" ...), as the notebooks print it."""
+        return self._description
 
     def __repr__(self):
-        return f"_DeviceAttributes({self.name}, {self.device_type}, {self.memory_limit_bytes})"
+        return (f"_DeviceAttributes({self._name}, {self._device_type}, "
+                f"{self._memory_limit_bytes}, {self._incarnation})")
 
 
 def _connect(target, config):
@@ -51,10 +81,22 @@ class BaseSession:
     def __init__(self, target="", graph=None, config=None):
         if graph is None:
             graph = get_default_graph()
+        elif not isinstance(graph, Graph):
+            raise TypeError("Argument `graph` must be a tf.Graph, but got "
+                            f'"{type(graph).__name__}"')
+        if target is None:
+            target = ""
+        elif not isinstance(target, (str, bytes)):
+            message = f'Argument `target` must be a string, but got "{type(target).__name__}"'
+            if isinstance(target, config_pb2.ConfigProto):
+                message += '. Did you do "Session(config)" instead of "Session(config=config)"?'
+            raise TypeError(message)
+        target = target.decode() if isinstance(target, bytes) else target
         if config is None:
             config = config_pb2.ConfigProto()
         if not isinstance(config, config_pb2.ConfigProto):
-            raise TypeError(f"config must be a tf.ConfigProto, but got {type(config)}")
+            raise TypeError('Argument `config` must be a tf.ConfigProto, but got '
+                            f'"{type(config).__name__}"')
         self._graph = graph
         self._target = target
         self._config = config
@@ -64,7 +106,7 @@ class BaseSession:
         self._extend_lock = threading.Lock()
         self._handle = self._master.create_session(graph.as_graph_def(), config)
         self._mappers = {}
-        self._default_contexts = []
+        self._partial_runs = {}
         if config.log_device_placement:
             _print_device_mapping(self._master.list_devices(self._handle))
 
@@ -88,14 +130,19 @@ class BaseSession:
         return getattr(self._master, "events", None)
 
     def list_devices(self):
-        return [_DeviceAttributes(d) for d in self._master.list_devices(self._handle)]
+        return [_DeviceAttributes(d.name, d.device_type, 0, 0, d.description)
+                for d in self._master.list_devices(self._handle)]
 
     def as_default(self):
         return _as_default(self)
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         """Runs the ops and evaluates the tensors in `fetches`; returns them in shape."""
-        self._check_open()
+        self._check_runnable()
+        feeds = self._feeds(feed_dict) if feed_dict else {}
+        return self._run(self._mapper(fetches), feeds, options, run_metadata)
+
+    def _mapper(self, fetches):
         key = structure_key(fetches)
         entry = self._mappers.get(key)
         if entry is None:
@@ -103,38 +150,98 @@ class BaseSession:
                 self._mappers.clear()
             # the entry keeps `fetches` alive, so the ids in its key cannot be reused
             entry = self._mappers[key] = (FetchMapper(self._graph, fetches), fetches)
-        return self._run(entry[0], feed_dict, options, run_metadata)
+        return entry[0]
 
     def make_callable(self, fetches, feed_list=None, accept_options=False):
         """A function running `fetches` with positional values for `feed_list`. As in
         TensorFlow, the fetches are checked once, here, and not at every call (a queue
         runner's loop calls it for every element). With `accept_options` it also takes
         `options=` and `run_metadata=` keywords."""
+        if feed_list is not None and not isinstance(feed_list, (list, tuple)):
+            raise TypeError("Argument `feed_list` must be a list or tuple. Received: "
+                            f"feed_list={feed_list}")
         mapper = FetchMapper(self._graph, fetches)
-        feed_list = list(feed_list or [])
+        feed_list = None if feed_list is None else list(feed_list)
 
         def call(*args, options=None, run_metadata=None):
-            self._check_open()
-            return self._run(mapper, dict(zip(feed_list, args)), options, run_metadata)
+            self._check_runnable()
+            feeds = self._feeds(dict(zip(feed_list, args))) if feed_list else {}
+            return self._run(mapper, feeds, options, run_metadata)
 
-        if accept_options:
+        if accept_options or feed_list is not None:  # TensorFlow then calls `run`
             return call
-        return lambda *args: call(*args)  # any keyword is a TypeError, as in TensorFlow
+        return lambda: call()  # any argument is a TypeError, as in TensorFlow
 
-    def _check_open(self):
+    def partial_run_setup(self, fetches, feeds=None):
+        """Declares the fetches and the feeds of a run made in parts by `partial_run`;
+        returns its handle."""
+        self._check_runnable()
+        feeds = [] if feeds is None else feeds
+        feeds = feeds if isinstance(feeds, (list, tuple)) else [feeds]
+        names = []
+        for key in feeds:
+            for part in partial_run_feeds(key):
+                try:
+                    names.append(self._graph.as_graph_element(
+                        part, allow_tensor=True, allow_operation=False).name)
+                except (TypeError, ValueError, KeyError) as err:
+                    raise type(err)("Cannot interpret argument `feed` key as Tensor: "
+                                    f"{err.args[0]}") from None
+        mapper = FetchMapper(self._graph, fetches)
+        handle = (f"{','.join(names)}->{','.join(mapper.tensors)}/{','.join(mapper.targets)}"
+                  f"/{len(self._partial_runs)}/;0")
+        self._partial_runs[handle] = _PartialRun(names, mapper.tensors + mapper.targets)
+        return handle
+
+    def partial_run(self, handle, fetches, feed_dict=None):
+        """Runs one part of the partial run `handle`: feeds some of its declared feeds and
+        fetches some of its declared fetches. Each node runs once over all the parts: a
+        tensor fetched by an earlier part is fed, as its value, to the later ones."""
+        self._check_runnable()
+        feeds = self._feeds(feed_dict) if feed_dict else {}
+        mapper = self._mapper(fetches)
+        if mapper.targets:
+            ops = [mapper.elements[name] for name in mapper.targets]
+            raise RuntimeError("partial_run() requires empty `target_list`. Received: "
+                               f"target_list={ops} (non-empty)")
+        partial = self._partial_runs.get(handle)
+        if partial is None:
+            raise InvalidArgumentError(None, None,
+                                       "Must run 'setup' before performing partial runs!")
+        partial.check(feeds, mapper.tensors, self._graph)
+        values = self._run_flat(mapper, {**partial.values, **feeds}, None, None)
+        partial.record(feeds, dict(zip(mapper.tensors, values)))
+        if partial.done:
+            del self._partial_runs[handle]
+        return mapper.build(values)
+
+    def _check_runnable(self):
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
+        if self._graph.version == 0:
+            raise RuntimeError("The Session graph is empty. Add operations to the graph "
+                               "before calling run().")
 
-    def _run(self, mapper, feed_dict, options, run_metadata):
-        feeds = self._feeds(feed_dict) if feed_dict else {}
+    def _run(self, mapper, feeds, options, run_metadata):
+        return mapper.build(self._run_flat(mapper, feeds, options, run_metadata))
+
+    def _run_flat(self, mapper, feeds, options, run_metadata):
+        """The values of `mapper`'s tensors, in order. A fed tensor's value is the array fed,
+        as in TensorFlow, and nothing runs when that leaves nothing to fetch or run."""
+        fetched = [name for name in mapper.tensors if name not in feeds]
+        if not (fetched or mapper.targets):
+            return [feeds[name] for name in mapper.tensors]
         if self._graph.version != self._sent_version:
             self._extend()
         try:
-            values = self._master.run_step(self._handle, feeds, mapper.tensors, mapper.targets,
+            values = self._master.run_step(self._handle, feeds, fetched, mapper.targets,
                                            options, run_metadata)
         except OpError as err:
             raise self._with_op(err) from None
-        return mapper.build(values)
+        if len(fetched) == len(mapper.tensors):
+            return values
+        values = iter(values)
+        return [feeds[name] if name in feeds else next(values) for name in mapper.tensors]
 
     def _extend(self):
         # Threads making their first run of new ops at once would each send the same
@@ -147,25 +254,25 @@ class BaseSession:
             self._sent_version = delta.version
 
     def _feeds(self, feed_dict):
+        """{tensor name: array} for a feed_dict, checked as TensorFlow checks it."""
         feeds = {}
-        graph = self._graph
-        for key, value in feed_dict.items():
-            tensor = key
-            if not isinstance(tensor, Tensor):
-                if hasattr(tensor, "_as_graph_element"):
-                    tensor = tensor._as_graph_element()
-                else:
-                    try:
-                        tensor = graph.as_graph_element(key, allow_tensor=True,
-                                                        allow_operation=False)
-                    except (KeyError, ValueError, TypeError) as err:
-                        raise TypeError(f"Cannot interpret feed_dict key as Tensor: {err}") \
-                            from None
-            if tensor.graph is not graph:
-                raise ValueError(f"Tensor {tensor!r} is not an element of this graph.")
-            if not graph.is_feedable(tensor):
-                raise ValueError(f"Tensor {tensor!r} may not be fed.")
-            feeds[tensor.name] = _feed_value(tensor, value)
+        for key, value in flatten_feed_dict(feed_dict).items():
+            for part, part_value in feed_pairs(key, value):
+                try:
+                    tensor = self._graph.as_graph_element(part, allow_tensor=True,
+                                                          allow_operation=False)
+                except (TypeError, ValueError, KeyError) as err:
+                    raise TypeError(f"Cannot interpret feed_dict key as Tensor: {err.args[0]}") \
+                        from None
+                if isinstance(part_value, Tensor):
+                    raise TypeError(
+                        "The value of a feed cannot be a tf.Tensor object. Acceptable feed "
+                        "values include Python scalars, strings, lists, numpy ndarrays, or "
+                        f"TensorHandles. For reference, the tensor object was {value} which "
+                        f"was passed to the argument `feed_dict` with key {key}.")
+                if not self._graph.is_feedable(tensor):  # (TensorFlow checks the value first)
+                    raise ValueError(f"Tensor {tensor.name} may not be fed.")
+                feeds[tensor.name] = _feed_value(tensor, part_value)
         return feeds
 
     def _with_op(self, err):
@@ -207,19 +314,6 @@ class BaseSession:
         except Exception:  # interpreter shutdown: nothing left to release
             pass
 
-    def __enter__(self):
-        context = self.as_default()
-        graph_context = self._graph.as_default()
-        context.__enter__()
-        graph_context.__enter__()
-        self._default_contexts.append((context, graph_context))
-        return self
-
-    def __exit__(self, exc_type, exc_value, traceback):
-        context, graph_context = self._default_contexts.pop()
-        graph_context.__exit__(exc_type, exc_value, traceback)
-        context.__exit__(exc_type, exc_value, traceback)
-        self.close()
 
 
 @contextlib.contextmanager
@@ -232,38 +326,99 @@ def _as_default(session):
 
 
 def _feed_value(tensor, value):
+    """`value` as an array of the tensor's dtype, checked as TensorFlow checks a feed."""
     dtype = tensor.dtype.base_dtype
     if dtype is dtypes.resource:
         raise TypeError(f"Tensor {tensor.name} of type resource may not be fed.")
-    np_dtype = dtype.as_numpy_dtype
     if hasattr(value, "__cuda_array_interface__"):
         array = value
     else:
-        if isinstance(value, Tensor):
-            raise TypeError("The value of a feed cannot be a tf.Tensor object. Acceptable "
-                            "feed values include Python scalars, strings, lists, numpy "
-                            "ndarrays, or TensorHandles. For reference, the tensor object was "
-                            f"{value!r} which was passed to the feed with key {tensor!r}.")
+        np_dtype = object if dtype is dtypes.string else dtype.as_numpy_dtype
+        if isinstance(value, int) and not _int_survives(value, np_dtype):
+            raise TypeError(f"Type of feed value {value} with type {type(value)} is not "
+                            f"compatible with Tensor type {np_dtype}. Try explicitly setting "
+                            "the type of the feed tensor to a larger type (e.g. int64).")
         if dtype is dtypes.string:
             array = np.asarray(value, dtype=object)
             # TensorFlow's strings are bytes: a fed str is encoded (UTF-8), as TF does
             flat = [v.encode() if isinstance(v, str) else v for v in array.reshape(-1)]
             array = np.array(flat, dtype=object).reshape(array.shape)
+        elif np.issubdtype(np_dtype, np.number):
+            # cast, wrapping around, as TensorFlow does under numpy 2
+            array = np.asarray(value).astype(np_dtype, copy=False)
         else:
-            try:
-                array = np.asarray(value, dtype=np_dtype)
-            except (TypeError, ValueError) as err:
-                raise ValueError(f"Cannot feed value {value!r} for Tensor {tensor.name!r} of "
-                                 f"dtype {dtype.name}: {err}") from None
-            if isinstance(value, int) and not isinstance(value, bool) and array != value:
-                raise TypeError(f"Type of feed value {value} with type {type(value)} is not "
-                                f"compatible with Tensor type {dtype!r}. Try explicitly "
-                                "setting the type of the feed tensor to a larger type "
-                                "(e.g. int64).")
+            array = np.asarray(value, dtype=np_dtype)
     if not tensor.shape.is_compatible_with(array.shape):
-        raise ValueError(f"Cannot feed value of shape {array.shape} for Tensor "
-                         f"{tensor.name!r}, which has shape {str(tensor.shape)!r}")
+        raise ValueError(f"Cannot feed value of shape {array.shape} for Tensor {tensor.name}, "
+                         f"which has shape {tensor.shape}")
     return array
+
+
+def _int_survives(value, np_dtype):
+    """Whether a Python int fed as `np_dtype` keeps its value (a string never does)."""
+    if np_dtype is object:
+        return False
+    return np_dtype(np.array(value).astype(np_dtype)) == value
+
+
+class _PartialRun:
+    """What a partial run declared and what its parts have fed and fetched so far."""
+
+    def __init__(self, feeds, fetches):
+        self.feeds = feeds
+        self.fetches = fetches
+        self.values = {}    # fed or fetched so far: {tensor name: array}
+        self.fetched = set()
+
+    def check(self, feeds, fetches, graph):
+        for name in feeds:
+            if name not in self.feeds:
+                raise InvalidArgumentError(None, None, f"The feed {name} was not specified in "
+                                           "partial_run_setup.")
+            if name in self.values:
+                raise InvalidArgumentError(None, None, f"The feed {name} has already been fed.")
+        for name in fetches:
+            if name not in self.fetches:
+                raise InvalidArgumentError(None, None, f"The fetch {name} was not specified "
+                                           "in partial_run_setup.")
+            if name in self.fetched:
+                raise InvalidArgumentError(None, None, f"The fetch {name} has already been "
+                                           "fetched.")
+        available = set(self.values) | set(feeds)
+        for name in fetches:
+            missing = self._missing_feed(graph.get_tensor_by_name(name), available)
+            if missing:
+                raise InvalidArgumentError(None, None, f"Fetch {missing} can't be computed "
+                                           "from the feeds that have been fed so far.")
+
+    def _missing_feed(self, tensor, available):
+        """A declared feed upstream of `tensor` that has no value yet, if any."""
+        if tensor.name in available:
+            return None
+        if tensor.name in self.feeds:
+            return tensor.name
+        seen, stack = set(), [tensor.op]
+        while stack:
+            op = stack.pop()
+            if op in seen:
+                continue
+            seen.add(op)
+            for source in op.inputs:
+                if source.name in self.feeds and source.name not in available:
+                    return source.name
+                if source.name not in available:
+                    stack.append(source.op)
+            stack.extend(op.control_inputs)
+        return None
+
+    def record(self, feeds, fetched):
+        self.values.update(feeds)
+        self.values.update(fetched)
+        self.fetched.update(fetched)
+
+    @property
+    def done(self):
+        return self.fetched.issuperset(self.fetches)
 
 
 def _print_device_mapping(devices):
@@ -274,7 +429,32 @@ def _print_device_mapping(devices):
 
 
 class Session(BaseSession):
-    """A TensorFlow 1 session: `tf.Session(target="", graph=None, config=None)`."""
+    """A TensorFlow 1 session: `tf.Session(target="", graph=None, config=None)`.
+
+    `with Session() as sess:` makes it the default session and its graph the default
+    graph, and closes it at the end; it cannot be entered again inside (use
+    `sess.as_default()` for that)."""
+
+    def __init__(self, target="", graph=None, config=None):
+        super().__init__(target, graph, config)
+        self._contexts = None
+
+    def __enter__(self):
+        if self._contexts is not None:
+            raise RuntimeError("Session context managers are not re-entrant. Use "
+                               "`Session.as_default()` if you want to enter a session "
+                               "multiple times.")
+        self._contexts = (self._graph.as_default(), self.as_default())
+        for context in self._contexts:
+            context.__enter__()
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        graph_context, session_context = self._contexts
+        self._contexts = None
+        session_context.__exit__(exc_type, exc_value, traceback)
+        graph_context.__exit__(exc_type, exc_value, traceback)
+        self.close()
 
 
 class InteractiveSession(BaseSession):

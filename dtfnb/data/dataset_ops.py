@@ -166,17 +166,18 @@ class Dataset(Structured):
                   for s in nest.flatten(padded_shapes)]
         types = nest.flatten(self._output_types)
         if padding_values is None:
-            padding_values = [b"" if t is dtypes.string else 0 for t in types]
+            padding_values = [convert_to_tensor(b"" if t is dtypes.string else 0, dtype=t,
+                                                name="padding_value") for t in types]
         else:
-            padding_values = nest.flatten(padding_values)
+            padding_values = [_padding_value(v, t)
+                              for v, t in zip(nest.flatten(padding_values), types)]
         size = _static_int(batch_size) if drop_remainder is True else None
         out_shapes = nest.pack_sequence_as(
             self._output_shapes, [TensorShape([size]).concatenate(s) for s in shapes])
         inputs = ([_int64(batch_size, "batch_size")]
                   + [_int64([-1 if d is None else d for d in s.as_list()], "padded_shape")
                      for s in shapes]
-                  + [convert_to_tensor(v, dtype=t, name="padding_value")
-                     for v, t in zip(padding_values, types)]
+                  + padding_values
                   + [convert_to_tensor(drop_remainder, dtype=dtypes.bool_,
                                        name="drop_remainder")])
         return self._unary("PaddedBatchDatasetV2", inputs, output_shapes=out_shapes,
@@ -283,3 +284,18 @@ def _text(structure):
     if isinstance(structure, dict):
         return "{" + ", ".join(f"{k!r}: {_text(v)}" for k, v in structure.items()) + "}"
     return structure
+
+
+def _padding_value(value, dtype):
+    """A padding value as TensorFlow takes it: a scalar already of the component's type
+    (a Python -1 is int32, so it cannot pad an int64 component)."""
+    if not isinstance(value, Tensor):
+        value = convert_to_tensor(value, name="padding_value")
+    if value.get_shape().ndims not in (None, 0):
+        raise ValueError("Invalid `padding_values`. `padding_values` values should be "
+                         f"scalars, but got {value.get_shape()}.")
+    if value.dtype != dtype:
+        raise TypeError(f"Invalid `padding_values`. `padding_values` values type "
+                        f"{value.dtype} does not match type {dtype} of the corresponding "
+                        "input component.")
+    return value

@@ -16,7 +16,7 @@ from dtfnb.ops.building import graph_of, make_op
 define_op("IteratorV2", lambda op: [scalar()], stateful=True)
 define_op("OneShotIterator", lambda op: [scalar()], stateful=True)
 define_op("MakeIterator", lambda op: [], stateful=True)
-define_op("IteratorGetNext", lambda op: [as_shape(s) for s in op.get_attr("output_shapes")],
+define_op("IteratorGetNext", lambda op: [as_shape(s) for s in op._raw_attr("output_shapes")],
           stateful=True)
 
 
@@ -81,14 +81,14 @@ class Iterator(Structured):
     def make_initializer(self, dataset, name=None):
         """The op that (re)starts this iterator on `dataset`."""
         if nest.flatten(dataset.output_types) != nest.flatten(self._output_types):
-            raise TypeError(f"Expected output types {self._output_types} but got dataset with "
-                            f"output types {dataset.output_types}.")
+            raise TypeError(f"Expected output types {self._output_types!r} but got dataset "
+                            f"with output types {dataset.output_types!r}.")
         for mine, theirs in zip(nest.flatten(self._output_shapes),
                                 nest.flatten(dataset.output_shapes)):
             if not mine.is_compatible_with(theirs):
                 raise TypeError(f"Expected output shapes compatible with "
-                                f"{self._output_shapes} but got dataset with output shapes "
-                                f"{dataset.output_shapes}.")
+                                f"{self._output_shapes!r} but got dataset with output "
+                                f"shapes {dataset.output_shapes!r}.")
         graph = graph_of(self._iterator_resource)
         return make_op("MakeIterator", [dataset._as_variant_tensor(), self._iterator_resource],
                        [], name=name or "MakeIterator", graph=graph)

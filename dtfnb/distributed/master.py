@@ -198,11 +198,13 @@ class MasterSession:
             self._active_steps.discard(step)
             self._master.step_finished(self.handle, step, start, error)
         if run_metadata is not None:
+            run_metadata.Clear()  # it describes this run only, as TensorFlow's
             if stats is not None:
                 stats.to_proto(run_metadata.step_stats)
-            for device, nodes in sorted(plan.partitions.items()):
-                graph = run_metadata.partition_graphs.add()
-                graph.node.extend(n.to_node_def(device) for n in nodes)
+            if options is not None and options.output_partition_graphs:
+                for device, nodes in sorted(plan.partitions.items()):
+                    graph = run_metadata.partition_graphs.add()
+                    graph.node.extend(n.to_node_def(device) for n in nodes)
         return [_host(step.fetched[i]) for i in range(plan.num_fetches)]
 
     @property

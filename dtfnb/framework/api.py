@@ -1,5 +1,7 @@
 """Module-level functions of the facade that act on the default graph."""
 
+import re
+
 from dtfnb.framework.graph import get_default_graph
 
 
@@ -50,3 +52,23 @@ def get_collection_ref(key):
 def set_random_seed(seed):
     """Sets the graph-level seed; random ops then get reproducible op-level seeds."""
     get_default_graph().seed = seed
+
+
+def executing_eagerly():
+    """Always False: dtfnb is TensorFlow 1's graph mode, ops run only in a session."""
+    return False
+
+
+def strip_name_scope(name, export_scope):
+    """`name` without a leading `export_scope/` (also after `^` or `loc:@`)."""
+    if not export_scope:
+        return name
+    return re.sub(r"([\^]|loc:@|^)" + export_scope.rstrip("/") + r"[\/]+(.*)", r"\1\2",
+                  name, count=1)
+
+
+def prepend_name_scope(name, import_scope):
+    """`name` under `import_scope/` (after a leading `^` or `loc:@`)."""
+    if not import_scope:
+        return name
+    return re.sub(r"([\^]|loc:@|^)(.*)", r"\1" + import_scope.rstrip("/") + r"/\2", name)

@@ -17,12 +17,12 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, as_ref
     dtype = None if dtype is None else _dtypes.as_dtype(dtype)
     if isinstance(value, Tensor):
         if dtype is not None and not dtype.is_compatible_with(value.dtype):
-            raise ValueError(f"Tensor conversion requested dtype {dtype.name} for Tensor with "
-                             f"dtype {value.dtype.name}: {value!r}")
+            prefix = f"{name}: " if name else ""  # TensorFlow names the conversion it refused
+            raise ValueError(f"{prefix}Tensor conversion requested dtype {dtype.name} for "
+                             f"Tensor with dtype {value.dtype.name}: {value!r}")
         return value
     if isinstance(value, Operation):
-        raise TypeError(f"Can't convert Operation '{value.name}' to Tensor (target dtype="
-                        f"{dtype}, name={name!r}, as_ref={as_ref})")
+        raise TypeError(f"can't convert Operation '{value.name}' to Tensor")
     for _, base_type, fn in _CONVERSIONS:
         if isinstance(value, base_type):
             if dtype is None and preferred_dtype is not None:

@@ -53,5 +53,5 @@ class FuncGraph(Graph):
         function = graph_pb2.FunctionDef(name=self.name, ret=[t.name for t in outputs])
         for tensor in self.inputs:
             function.input_arg.add(name=tensor.op.name, type=tensor.dtype.as_datatype_enum)
-        function.node.extend(op.node_def for op in self.get_operations())
+        function.node.extend(op._typed_node_def() for op in self.get_operations())
         return function

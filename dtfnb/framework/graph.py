@@ -16,18 +16,41 @@ from dtfnb.framework.tensor import Tensor
 from dtfnb.protos import graph_pb2
 
 
+class _Stacks:
+    """What device, colocation and control-dependency blocks push while ops are built."""
+
+    def __init__(self):
+        self.device = []      # strings (canonical specs), callables, or None
+        self.colocation = []
+        self.control = []     # _ControlContext per block; None clears outer ones
+
+
+class _ThreadLocalStacks(threading.local, _Stacks):
+    """Each thread's own stacks (after switch_to_thread_local)."""
+
+
+def _stack(field):
+    return property(lambda graph: getattr(graph._stacks, field),
+                    lambda graph, value: setattr(graph._stacks, field, value))
+
+
 class Graph:
     """A TensorFlow 1 computation graph."""
+
+    _device_stack = _stack("device")
+    _colocation_stack = _stack("colocation")
+    _control_stack = _stack("control")
+    # each thread's own, from the root, as TensorFlow's name stack
+    _name_scope = property(lambda graph: getattr(graph._thread_names, "scope", ""),
+                           lambda graph, scope: setattr(graph._thread_names, "scope", scope))
 
     def __init__(self):
         self._ops = []
         self._ops_by_name = {}
         self._names_in_use = {}
-        self._name_scope = ""
-        self._device_stack = []      # strings (canonical specs), callables, or None
-        self._colocation_stack = []
+        self._thread_names = threading.local()
+        self._stacks = _Stacks()     # shared by every thread, as in TensorFlow
         self._attr_scope_map = {}    # attrs every op created in an _attr_scope gets
-        self._control_stack = []     # _ControlContext per block; None clears outer ones
         self._container = ""
         self._collections = {}
         self._unfeedable = set()
@@ -72,6 +95,8 @@ class Graph:
         return op
 
     def _op_name(self, name):
+        if isinstance(name, bytes):  # TensorFlow's names are text; bytes are decoded
+            name = name.decode()
         if name.endswith("/"):  # an absolute name, as returned by name_scope
             name = name[:-1]
             if name in self._ops_by_name:
@@ -166,11 +191,16 @@ class Graph:
 
     @contextlib.contextmanager
     def as_default(self):
-        _default_graphs().append(self)
+        # The stack of the entering thread, whichever thread leaves it.
+        stack = _default_graphs()
+        stack.append(self)
         try:
             yield self
         finally:
-            _default_graphs().pop()
+            for i in range(len(stack) - 1, -1, -1):
+                if stack[i] is self:
+                    del stack[i]
+                    break
 
     @contextlib.contextmanager
     def name_scope(self, name):
@@ -250,6 +280,8 @@ class Graph:
                     op = op.op
                 if op not in current and op not in entry.ops:
                     entry.ops.append(op)
+                    # TensorFlow 2's graphs mark every op used as a manual control input.
+                    op._set_attr("_has_manual_control_dependencies", True)
         self._control_stack.append(entry)
         try:
             yield
@@ -274,28 +306,27 @@ class Graph:
             obj = obj._as_graph_element()
         if isinstance(obj, (Tensor, Operation)):
             if obj.graph is not self:
-                raise ValueError(f"{obj!r} is not an element of this graph.")
-            if isinstance(obj, Tensor) and not allow_tensor:
-                raise ValueError(f"Can not convert a Tensor into an Operation: {obj.name}")
-            if isinstance(obj, Operation) and not allow_operation:
-                raise ValueError(f"Can not convert an Operation into a Tensor: {obj.name}")
+                kind = "Tensor" if isinstance(obj, Tensor) else "Operation"
+                raise ValueError(f"{kind} {obj} is not an element of this graph.")
+            if isinstance(obj, Tensor) and not allow_tensor or \
+                    isinstance(obj, Operation) and not allow_operation:
+                raise TypeError(_unconvertible(obj, allow_tensor, allow_operation))
             return obj
         if isinstance(obj, bytes):  # as TensorFlow's compat.as_str
             obj = obj.decode()
         if isinstance(obj, str):
             return self._element_by_name(obj, allow_tensor, allow_operation)
-        wanted = " or ".join(kind for kind, allowed in (("Tensor", allow_tensor),
-                                                         ("Operation", allow_operation)) if allowed)
-        raise TypeError(f"Can not convert a {type(obj).__name__} into a {wanted}.")
+        raise TypeError(_unconvertible(obj, allow_tensor, allow_operation))
 
     def _element_by_name(self, name, allow_tensor, allow_operation):
         if ":" in name and allow_tensor:
-            op_name, _, index = name.rpartition(":")
+            op_name, _, index = name.partition(":")
             try:
                 index = int(index)
             except ValueError:
-                raise ValueError(f"The name {name!r} looks like a Tensor name, but is not a "
-                                 "valid one.") from None
+                raise ValueError(f"The name {name!r} looks a like a Tensor name, but is not a "
+                                 "valid one. Tensor names must be of the form "
+                                 "\"<op_name>:<output_index>\".") from None
             if op_name not in self._ops_by_name:
                 raise KeyError(f"The name '{name}' refers to a Tensor which does not exist. "
                                f"The operation, '{op_name}', does not exist in the graph.")
@@ -310,9 +341,9 @@ class Graph:
                 raise KeyError(f"The name '{name}' refers to an Operation not in the graph.")
             return self._ops_by_name[name]
         if ":" not in name:
-            raise ValueError(f"The name '{name}' appears to refer to an Operation, not a "
-                             "Tensor. Tensor names must be of the form \"<op_name>:<output>\".")
-        raise ValueError(f"Name {name!r} appears to refer to a Tensor, not an Operation.")
+            raise ValueError(f"The name '{name}' refers to an Operation, not a Tensor. Tensor "
+                             "names must be of the form \"<op_name>:<output_index>\".")
+        raise ValueError(f"Name {name!r} appears to refer to a Tensor, not a Operation.")
 
     # -- collections ----------------------------------------------------------------
 
@@ -361,6 +392,13 @@ class Graph:
         with self._lock:
             self._functions.append((len(self._ops), function_def))
 
+    def switch_to_thread_local(self):
+        """From now on each thread has its own device, colocation and control-dependency
+        stacks: the calling thread keeps the blocks it is in, other threads start empty."""
+        if not isinstance(self._stacks, _ThreadLocalStacks):
+            shared, self._stacks = self._stacks, _ThreadLocalStacks()
+            self._stacks.__dict__.update(shared.__dict__)
+
     def finalize(self):
         self._finalized = True
 
@@ -376,13 +414,19 @@ class Graph:
     def as_graph_def(self, from_version=0):
         ops = self._ops[from_version:]  # one read: another thread may be adding ops
         graph_def = graph_pb2.GraphDef(version=from_version + len(ops))
-        graph_def.node.extend(op.node_def for op in ops)
+        graph_def.node.extend(op._typed_node_def() for op in ops)
         graph_def.library.extend(f for version, f in self._functions if version >= from_version)
         return graph_def
 
     @property
     def _last_id(self):
         return len(self._ops)
+
+
+def _unconvertible(obj, allow_tensor, allow_operation):
+    wanted = " or ".join(kind for kind, allowed in (("Tensor", allow_tensor),
+                                                     ("Operation", allow_operation)) if allowed)
+    return f"Can not convert a {type(obj).__name__} into a {wanted}."
 
 
 class _ControlContext:

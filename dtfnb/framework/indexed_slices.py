@@ -1,8 +1,14 @@
-"""IndexedSlices: a sparse gradient, as rows of a dense tensor.
+"""IndexedSlices: a sparse gradient, as rows of a dense tensor; IndexedSlicesValue, what a
+session returns for one and accepts as its feed.
 
 Its conversion to a dense Tensor (a sum of the rows) needs an op, so ops/slicing_ops.py
 registers it, beside unsorted_segment_sum.
 """
+
+import collections
+
+IndexedSlicesValue = collections.namedtuple("IndexedSlicesValue",
+                                            ["values", "indices", "dense_shape"])
 
 
 class IndexedSlices:

@@ -1,6 +1,9 @@
 """Operation: one node of a Graph."""
 
+import numpy as np
+
 from dtfnb.base import codec
+from dtfnb.base.shapes import TensorShape
 from dtfnb.framework.tensor import Tensor
 from dtfnb.protos import graph_pb2
 
@@ -72,6 +75,15 @@ class Operation:
         return lambda: tuple(self._outputs)
 
     def get_attr(self, name):
+        """The attr's value as TensorFlow returns it: strings as bytes, shapes as
+        TensorShapeProtos, tensors as TensorProtos."""
+        value = self._raw_attr(name)
+        if isinstance(value, list):
+            return [_as_tensorflow_returns(v) for v in value]
+        return _as_tensorflow_returns(value)
+
+    def _raw_attr(self, name):
+        """The attr's value as dtfnb holds it: str, TensorShape, ndarray."""
         if name not in self._attrs:
             raise ValueError(f"Operation '{self._name}' has no attr named '{name}'.")
         return self._attrs[name]
@@ -85,11 +97,18 @@ class Operation:
 
     @property
     def node_def(self):
+        """The NodeDef as TensorFlow shows it."""
         node = graph_pb2.NodeDef(name=self._name, op=self._type, device=self._device)
         node.input.extend(_input_name(t) for t in self._inputs)
         node.input.extend("^" + op.name for op in self._control_inputs)
         for key, value in self._attrs.items():
             node.attr[key].CopyFrom(codec.attr_to_proto(value))
+        return node
+
+    def _typed_node_def(self):
+        """The NodeDef that crosses the GraphDef line: with the output types, which the
+        runtime and the importer cannot infer (they have no op signatures)."""
+        node = self.node_def
         node.attr[OUTPUT_TYPES_ATTR].CopyFrom(
             codec.attr_to_proto([t.dtype for t in self._outputs]))
         return node
@@ -109,3 +128,13 @@ class Operation:
 
 def _input_name(tensor):
     return tensor.op.name if tensor.value_index == 0 else tensor.name
+
+
+def _as_tensorflow_returns(value):
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape")
+    if isinstance(value, TensorShape):
+        return value.as_proto()
+    if isinstance(value, np.ndarray):
+        return codec.tensor_to_proto(value)
+    return value

@@ -1,5 +1,6 @@
 """Tensor: a symbolic handle to one output of an Operation."""
 
+from dtfnb.base import errors
 from dtfnb.base.shapes import as_shape
 
 # Filled by ops/ (math_ops, array_ops) so that framework stays below ops in the layers.
@@ -94,11 +95,16 @@ class Tensor:
             "as tf.cond to execute subgraphs conditioned on the value of a tensor.")
 
     def __iter__(self):
-        shape = self._shape
-        if shape.ndims is None or shape[0].value is None:
-            raise TypeError("Tensor objects are only iterable when eager execution is enabled. "
-                            "To iterate over this tensor use tf.map_fn.")
-        return (self[i] for i in range(shape[0].value))
+        # TensorFlow 2.21's graph mode refuses it whatever the shape: a graph has no values.
+        raise errors.OperatorNotAllowedInGraphError(
+            "Iterating over a symbolic `tf.Tensor` is not allowed. You can attempt the "
+            "following resolutions to the problem: If you are running in Graph mode, use "
+            "Eager execution mode or decorate this function with @tf.function. If you are "
+            "using AutoGraph, you can try decorating this function with @tf.function. If "
+            "that does not work, then you may be using an unsupported feature or your "
+            "source code may not be visible to AutoGraph. See https://github.com/tensorflow/"
+            "tensorflow/blob/master/tensorflow/python/autograph/g3doc/reference/"
+            "limitations.md#access-to-source-code for more information.")
 
     def __len__(self):
         raise TypeError(f"len is not well defined for symbolic Tensors. ({self.name}) "

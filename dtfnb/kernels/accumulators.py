@@ -12,7 +12,7 @@ from dtfnb.protos import monitor_pb2
 from dtfnb.resources import accumulators
 
 _KINDS = {
-    "ConditionalAccumulator": accumulators.ConditionalAccumulator,
+    "ResourceConditionalAccumulator": accumulators.ConditionalAccumulator,
     "SparseConditionalAccumulator": accumulators.SparseConditionalAccumulator,
 }
 
@@ -38,7 +38,7 @@ def _accumulator_attrs(ctx):
             attrs.get("reduction_type", "MEAN"))
 
 
-@register_kernel("ConditionalAccumulator", device="CPU")
+@register_kernel("ResourceConditionalAccumulator", device="CPU")
 @register_kernel("SparseConditionalAccumulator", device="CPU")
 def _accumulator_handle(ctx, step):
     accumulator = resource_of(ctx, _create, accumulators.Accumulator, "accumulator")
@@ -53,7 +53,7 @@ def _create(ctx, name):
     return cls(name, dtype, shape, reduction_type, _publisher(ctx.device))
 
 
-@register_kernel("AccumulatorApplyGradient", device="CPU")
+@register_kernel("ResourceAccumulatorApplyGradient", device="CPU")
 def _apply_gradient(ctx, step, accumulator, local_step, gradient):
     accumulator.apply_grad(int(local_step), gradient, ctx.attrs.get("_worker", ""))
 
@@ -65,17 +65,19 @@ def _sparse_apply_gradient(ctx, step, accumulator, local_step, indices, values, 
                            ctx.attrs.get("_worker", ""))
 
 
-@register_kernel("AccumulatorTakeGradient", device="CPU", blocking=True)
+@register_kernel("ResourceAccumulatorTakeGradient", device="CPU", blocking=True)
 @register_kernel("SparseAccumulatorTakeGradient", device="CPU", blocking=True)
 def _take_gradient(ctx, step, accumulator, num_required):
     return accumulator.take_grad(step, int(num_required))
 
 
+@register_kernel("ResourceAccumulatorNumAccumulated", device="CPU")
 @register_kernel("AccumulatorNumAccumulated", device="CPU")
 def _num_accumulated(ctx, step, accumulator):
     return ctx.xp.asarray(accumulator.num_accumulated(), dtype=ctx.xp.int32)
 
 
+@register_kernel("ResourceAccumulatorSetGlobalStep", device="CPU")
 @register_kernel("AccumulatorSetGlobalStep", device="CPU")
 def _set_global_step(ctx, step, accumulator, new_global_step):
     accumulator.set_global_step(int(new_global_step))

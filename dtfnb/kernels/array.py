@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 
+from dtfnb.base.dtypes import resource
 from dtfnb.base.errors import InvalidArgumentError
 from dtfnb.base.stacking import stack
 from dtfnb.kernels.allocation import check_output
@@ -137,6 +138,11 @@ def _broadcast_gradient_args(ctx, step, s0, s1):
 
 @register_kernel("Pack")
 def _pack(ctx, step, *values):
+    if ctx.attrs["T"] == resource:  # a resource handle is the resource itself
+        handles = np.empty(len(values), dtype=object)
+        for i, value in enumerate(values):
+            handles[i] = value
+        return handles
     axis = _axis(ctx.attrs["axis"], values[0].ndim + 1)
     check_output(ctx, (len(values),) + values[0].shape, values[0].dtype)
     try:
@@ -172,6 +178,23 @@ def _concat(ctx, step, *inputs):
     check_output(ctx, first[:axis] + (sum(v.shape[axis] for v in values),) + first[axis + 1:],
                  values[0].dtype)
     return ctx.xp.concatenate(values, axis=axis)
+
+
+@register_kernel("DynamicPartition")
+def _dynamic_partition(ctx, step, data, partitions):
+    count = ctx.attrs["num_partitions"]
+    partitions = host(partitions)
+    if data.shape[:partitions.ndim] != partitions.shape:
+        raise _error("data.shape must start with partitions.shape, got data.shape = "
+                     f"{_dims(data.shape)}, partitions.shape = {_dims(partitions.shape)}")
+    flat = partitions.reshape(-1)
+    outside = np.flatnonzero((flat < 0) | (flat >= count))
+    if outside.size:
+        at = outside[0]
+        raise _error(f"partitions{_dims(np.unravel_index(at, partitions.shape))} = "
+                     f"{flat[at]} is not in [0, {count})")
+    rows = data.reshape((flat.size,) + data.shape[partitions.ndim:])
+    return tuple(rows[ctx.xp.asarray(flat == i)] for i in range(count))
 
 
 @register_kernel("Split")

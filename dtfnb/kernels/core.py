@@ -39,12 +39,12 @@ def _no_op(ctx, step, *inputs):
 @register_kernel("Placeholder")
 def _placeholder(ctx, step):
     shape = ctx.attrs.get("shape")
-    dtype = ctx.attrs["dtype"]
-    dims = "<unknown>" if shape is None or shape.ndims is None else \
-        "[" + ",".join("?" if d is None else str(d) for d in shape.as_list()) + "]"
-    raise InvalidArgumentError(
-        None, None, f"You must feed a value for placeholder tensor '{ctx.name}' with dtype "
-        f"{c_type_name(dtype)} and shape {dims}")
+    message = (f"You must feed a value for placeholder tensor '{ctx.name}' with dtype "
+               f"{c_type_name(ctx.attrs['dtype'])}")
+    if shape is not None and shape.ndims:  # TensorFlow names no shape of rank 0 or unknown
+        message += " and shape [" + ",".join("?" if d is None else str(d)
+                                              for d in shape.as_list()) + "]"
+    raise InvalidArgumentError(None, None, message)
 
 
 @register_kernel("_Feed")

@@ -126,24 +126,20 @@ def _interleave(ctx, step, dataset, *rest):
     return datasets.Interleave(dataset, _function(ctx), captured, cycle_length, block_length)
 
 
-def _task(ctx):
-    return ctx.device.name.partition("/device:")[0]
-
-
 @_dataset_kernel("TextLineDataset")
 def _text_lines(ctx, step, filenames, compression_type, buffer_size):
-    return datasets.TextLines(filenames, _task(ctx), _text(compression_type))
+    return datasets.TextLines(filenames, _text(compression_type))
 
 
 @_dataset_kernel("TFRecordDataset")
 def _tfrecords(ctx, step, filenames, compression_type, buffer_size):
-    return datasets.TFRecords(filenames, _task(ctx), _text(compression_type))
+    return datasets.TFRecords(filenames, _text(compression_type))
 
 
 @_dataset_kernel("FixedLengthRecordDataset")
 def _fixed_length_records(ctx, step, filenames, header_bytes, record_bytes, footer_bytes,
                           buffer_size):
-    return datasets.FixedLengthRecords(filenames, _task(ctx), header_bytes, record_bytes,
+    return datasets.FixedLengthRecords(filenames, header_bytes, record_bytes,
                                        footer_bytes)
 
 

@@ -17,22 +17,26 @@ from dtfnb.resources import readers
 _KINDS = {
     "TextLineReaderV2": (readers.TextLineReader, ("skip_header_lines",)),
     "FixedLengthRecordReaderV2": (readers.FixedLengthRecordReader,
-                                  ("record_bytes", "header_bytes", "footer_bytes", "hop_bytes")),
+                                  ("record_bytes", "header_bytes", "footer_bytes", "hop_bytes",
+                                   "encoding")),
     "TFRecordReaderV2": (readers.TFRecordReader, ("compression_type",)),
     "WholeFileReaderV2": (readers.WholeFileReader, ()),
+    "IdentityReaderV2": (readers.IdentityReader, ()),
 }
 
 
 def _create(ctx, name):
+    """A reader is named in messages by its kind and node, as TensorFlow's are."""
     cls, options = _KINDS[ctx.op]
-    task = ctx.device.name.partition("/device:")[0]
-    return cls(name, task, **{option: ctx.attrs[option] for option in options})
+    return cls(f"{cls.__name__} '{ctx.name}'", **{option: ctx.attrs[option]
+                                                  for option in options})
 
 
 @register_kernel("TextLineReaderV2", device="CPU")
 @register_kernel("FixedLengthRecordReaderV2", device="CPU")
 @register_kernel("TFRecordReaderV2", device="CPU")
 @register_kernel("WholeFileReaderV2", device="CPU")
+@register_kernel("IdentityReaderV2", device="CPU")
 def _reader_handle(ctx, step):
     return resource_of(ctx, _create, _KINDS[ctx.op][0], ctx.op[:-2])
 
@@ -68,6 +72,17 @@ def _num_work_units_completed(ctx, step, reader):
 @register_kernel("ReaderResetV2", device="CPU", blocking=True)
 def _reset(ctx, step, reader):
     reader.reset(step)
+
+
+@register_kernel("ReaderSerializeStateV2", device="CPU", blocking=True)
+def _serialize_state(ctx, step, reader):
+    return np.array(reader.serialize_state(step), dtype=object)
+
+
+@register_kernel("ReaderRestoreStateV2", device="CPU", blocking=True)
+def _restore_state(ctx, step, reader, state):
+    state = np.asarray(state, dtype=object).reshape(()).item()
+    reader.restore_state(step, state.encode() if isinstance(state, str) else state)
 
 
 @register_kernel("MatchingFiles", device="CPU")

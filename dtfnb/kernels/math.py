@@ -55,7 +55,22 @@ def _check_int_divisor(y):
 
 def _floor_div(xp, x, y):
     _check_int_divisor(y)
+    if x.dtype.kind == "f":  # TensorFlow floors the true quotient
+        return xp.floor(xp.true_divide(x, y))
     return xp.floor_divide(x, y)
+
+
+def _truncate_div(xp, x, y):
+    _check_int_divisor(y)
+    if x.dtype.kind == "f":
+        return xp.trunc(xp.true_divide(x, y))
+    quotient = xp.floor_divide(xp.abs(x), xp.abs(y))  # C's division: rounds toward zero
+    return xp.where((x < 0) != (y < 0), -quotient, quotient)
+
+
+def _truncate_mod(xp, x, y):
+    _check_int_divisor(y)
+    return xp.fmod(x, y)
 
 
 def _floor_mod(xp, x, y):
@@ -72,11 +87,14 @@ def _pow(xp, x, y):
 
 for _type, _fn in {
         "Add": lambda xp, x, y: xp.add(x, y),
+        "AddV2": lambda xp, x, y: xp.add(x, y),
         "Sub": lambda xp, x, y: xp.subtract(x, y),
         "Mul": lambda xp, x, y: xp.multiply(x, y),
         "RealDiv": lambda xp, x, y: xp.true_divide(x, y),
         "FloorDiv": _floor_div,
         "FloorMod": _floor_mod,
+        "TruncateDiv": _truncate_div,
+        "TruncateMod": _truncate_mod,
         "Pow": _pow,
         "Maximum": lambda xp, x, y: xp.maximum(x, y),
         "Minimum": lambda xp, x, y: xp.minimum(x, y),

@@ -7,6 +7,7 @@ client of the task.
 """
 
 from dtfnb.base.dtypes import int64
+from dtfnb.base.errors import InvalidArgumentError
 from dtfnb.kernels.handles import resource_of
 from dtfnb.kernels.registry import register_kernel
 from dtfnb.protos import monitor_pb2
@@ -63,12 +64,23 @@ def _create(ctx, name):
 @register_kernel("RandomShuffleQueueV2", device="CPU")
 @register_kernel("PriorityQueueV2", device="CPU")
 def _queue_handle(ctx, step):
+    if ctx.op == "RandomShuffleQueueV2":
+        _check_min_after_dequeue(ctx.attrs.get("min_after_dequeue", 0), ctx.attrs["capacity"])
     queue = resource_of(ctx, _create, queues.FIFOQueue, "queue")
     if not ctx.attrs.get("shared_name"):
         return queue
-    cls, dtypes, shapes, capacity, extra = _queue_attrs(ctx)
-    queue.matches(cls.kind, dtypes, shapes, capacity, **extra)
+    _, dtypes, shapes, capacity, extra = _queue_attrs(ctx)
+    queue.matches(ctx.op, dtypes, shapes, capacity, **extra)
     return queue
+
+
+def _check_min_after_dequeue(min_after_dequeue, capacity):
+    if min_after_dequeue < 0:
+        raise InvalidArgumentError(None, None, f"min_after_dequeue {min_after_dequeue} must "
+                                   "be >= 0")
+    if min_after_dequeue >= capacity:
+        raise InvalidArgumentError(None, None, f"min_after_dequeue {min_after_dequeue} must "
+                                   f"be < capacity {capacity}")
 
 
 def _outputs(components):

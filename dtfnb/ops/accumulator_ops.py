@@ -17,19 +17,23 @@ from dtfnb.framework.registry import NotDifferentiable, define_op
 from dtfnb.ops import math_ops
 from dtfnb.ops.building import make_op, make_tensor
 
-_HANDLES = ("ConditionalAccumulator", "SparseConditionalAccumulator")
-for _op in _HANDLES:
-    define_op(_op, lambda op: [scalar()], stateful=True)
-for _op in ("AccumulatorApplyGradient", "SparseAccumulatorApplyGradient",
-            "AccumulatorSetGlobalStep"):
+# TensorFlow 2.21 builds dense accumulators from its resource ops and sparse ones from
+# the older ops; both kinds of handle are resources here.
+define_op("ResourceConditionalAccumulator", lambda op: [TensorShape([2])], stateful=True)
+define_op("SparseConditionalAccumulator", lambda op: [TensorShape([2])], stateful=True)
+for _op in ("ResourceAccumulatorApplyGradient", "SparseAccumulatorApplyGradient",
+            "ResourceAccumulatorSetGlobalStep", "AccumulatorSetGlobalStep"):
     define_op(_op, lambda op: [], stateful=True)
-# Taken gradients get their static shapes from the accumulator's builder.
-for _op in ("AccumulatorTakeGradient", "SparseAccumulatorTakeGradient"):
-    define_op(_op, None, stateful=True)
-define_op("AccumulatorNumAccumulated", lambda op: [scalar()], stateful=True)
-for _op in _HANDLES + ("AccumulatorApplyGradient", "SparseAccumulatorApplyGradient",
-                       "AccumulatorSetGlobalStep", "AccumulatorTakeGradient",
-                       "SparseAccumulatorTakeGradient", "AccumulatorNumAccumulated"):
+# A dense take gets its static shape from the accumulator's builder; a sparse one has none.
+define_op("ResourceAccumulatorTakeGradient", None, stateful=True)
+define_op("SparseAccumulatorTakeGradient", lambda op: [unknown_shape()] * 3, stateful=True)
+for _op in ("ResourceAccumulatorNumAccumulated", "AccumulatorNumAccumulated"):
+    define_op(_op, lambda op: [scalar()], stateful=True)
+for _op in ("ResourceConditionalAccumulator", "SparseConditionalAccumulator",
+            "ResourceAccumulatorApplyGradient", "SparseAccumulatorApplyGradient",
+            "ResourceAccumulatorSetGlobalStep", "AccumulatorSetGlobalStep",
+            "ResourceAccumulatorTakeGradient", "SparseAccumulatorTakeGradient",
+            "ResourceAccumulatorNumAccumulated", "AccumulatorNumAccumulated"):
     NotDifferentiable(_op)
 
 
@@ -60,7 +64,12 @@ def _accumulator_ref(op_type, dtype, shape, shared_name, name, reduction_type):
 
 
 class ConditionalAccumulatorBase:
-    """What both accumulators have: a handle, a dtype, a shape, a count and a global step."""
+    """What both accumulators have: a handle, a dtype, a shape, a count and a global step.
+
+    `_OPS` names the op types of the kind: (num_accumulated, set_global_step, take_grad).
+    """
+
+    _OPS = None
 
     def __init__(self, dtype, shape, accumulator_ref):
         self._dtype = dtype
@@ -85,22 +94,23 @@ class ConditionalAccumulatorBase:
 
     def num_accumulated(self, name=None):
         """The number of gradients accumulated since the last take (int32)."""
-        return make_tensor("AccumulatorNumAccumulated", [self._accumulator_ref], _dtypes.int32,
+        return make_tensor(self._OPS[0], [self._accumulator_ref], _dtypes.int32,
                            name=name or f"{self._name}_NumAccumulated")
 
     def set_global_step(self, new_global_step, name=None):
         """An op setting the global step: gradients computed before it are dropped."""
         with self._graph().as_default():
             step = _local_step(new_global_step)
-            return make_op("AccumulatorSetGlobalStep", [self._accumulator_ref, step], [],
-                           name=name or "AccumulatorSetGlobalStep")
+            return make_op(self._OPS[1], [self._accumulator_ref, step], [],
+                           name=name or self._OPS[1])
 
-    def _take(self, op_type, num_required, dtypes, name):
-        with self._graph().as_default():
+    def _take(self, num_required, dtypes, name):
+        op_type = self._OPS[2]
+        with self._graph().as_default(), self._graph().name_scope(name or op_type) as scope:
             num_required = convert_to_tensor(num_required, dtype=_dtypes.int32,
                                              name="num_required")
             return make_op(op_type, [self._accumulator_ref, num_required], dtypes,
-                           name=name or op_type, attrs={"dtype": self._dtype})
+                           name=scope, attrs={"dtype": self._dtype})
 
 
 class ConditionalAccumulator(ConditionalAccumulatorBase):
@@ -112,12 +122,15 @@ class ConditionalAccumulator(ConditionalAccumulatorBase):
         mean = accum.take_grad(2)      # waits for 2 fresh gradients, advances the step
     """
 
+    _OPS = ("ResourceAccumulatorNumAccumulated", "ResourceAccumulatorSetGlobalStep",
+            "ResourceAccumulatorTakeGradient")
+
     def __init__(self, dtype, shape=None, shared_name=None, name="conditional_accumulator",
                  reduction_type="MEAN"):
         dtype = _dtypes.as_dtype(dtype)
         shape = unknown_shape() if shape is None else as_shape(shape)
-        ref = _accumulator_ref("ConditionalAccumulator", dtype, shape, shared_name, name,
-                               reduction_type)
+        ref = _accumulator_ref("ResourceConditionalAccumulator", dtype, shape, shared_name,
+                               name, reduction_type)
         super().__init__(dtype, shape, ref)
 
     def apply_grad(self, grad, local_step=0, name=None):
@@ -130,14 +143,15 @@ class ConditionalAccumulator(ConditionalAccumulatorBase):
             grad = convert_to_tensor(grad, self._dtype)
             grad.shape.assert_is_compatible_with(self._shape)
             local_step = _local_step(local_step)
-            return make_op("AccumulatorApplyGradient", [self._accumulator_ref, local_step, grad],
-                           [], name=name or "AccumulatorApplyGradient",
+            return make_op("ResourceAccumulatorApplyGradient",
+                           [self._accumulator_ref, local_step, grad], [],
+                           name=name or "ResourceAccumulatorApplyGradient",
                            attrs={"dtype": self._dtype, "_worker": _worker_of(grad)})
 
     def take_grad(self, num_required, name=None):
         """The mean (or sum) of `num_required` gradients: waits for them, then resets the
         accumulator and advances its global step."""
-        op = self._take("AccumulatorTakeGradient", num_required, [self._dtype], name)
+        op = self._take(num_required, [self._dtype], name)
         op.outputs[0].set_shape(self._shape)
         return op.outputs[0]
 
@@ -145,6 +159,9 @@ class ConditionalAccumulator(ConditionalAccumulatorBase):
 class SparseConditionalAccumulator(ConditionalAccumulatorBase):
     """A ConditionalAccumulator of sparse gradients (IndexedSlices): rows are averaged over
     the gradients that touched them."""
+
+    _OPS = ("AccumulatorNumAccumulated", "AccumulatorSetGlobalStep",
+            "SparseAccumulatorTakeGradient")
 
     def __init__(self, dtype, shape=None, shared_name=None,
                  name="sparse_conditional_accumulator", reduction_type="MEAN"):
@@ -160,31 +177,24 @@ class SparseConditionalAccumulator(ConditionalAccumulatorBase):
 
     def apply_grad(self, grad_indices, grad_values, grad_shape=None, local_step=0, name=None):
         """An op offering the rows `grad_indices` of a gradient, `grad_values`."""
-        with self._graph().as_default():
-            values = convert_to_tensor(grad_values, self._dtype)
-            indices = math_ops.cast(convert_to_tensor(grad_indices), _dtypes.int64)
-            shape = math_ops.cast(convert_to_tensor([] if grad_shape is None else grad_shape,
-                                                    preferred_dtype=_dtypes.int64),
-                                  _dtypes.int64)
+        graph = self._graph()
+        with graph.as_default():
             local_step = _local_step(local_step)
-            return make_op("SparseAccumulatorApplyGradient",
-                           [self._accumulator_ref, local_step, indices, values, shape], [],
-                           name=name or "SparseAccumulatorApplyGradient",
-                           attrs={"dtype": self._dtype, "has_known_shape": grad_shape is not None,
-                                  "_worker": _worker_of(values)})
+            indices = math_ops.cast(grad_indices, _dtypes.int64)
+            shape = math_ops.cast([] if grad_shape is None else grad_shape, _dtypes.int64)
+            op_type = "SparseAccumulatorApplyGradient"
+            with graph.name_scope(name or op_type) as scope:
+                values = convert_to_tensor(grad_values, self._dtype, name="gradient_values")
+                return make_op(op_type,
+                               [self._accumulator_ref, local_step, indices, values, shape], [],
+                               name=scope, attrs={
+                                   "dtype": self._dtype, "has_known_shape": grad_shape is not None,
+                                   "_worker": _worker_of(values)})
 
     def take_grad(self, num_required, name=None):
         """(indices, values, shape) of the mean (or sum) of `num_required` gradients."""
-        op = self._take("SparseAccumulatorTakeGradient", num_required,
-                        [_dtypes.int64, self._dtype, _dtypes.int64], name)
-        indices, values, shape = op.outputs
-        indices.set_shape([None])
-        rank = self._shape.ndims
-        if rank is not None:
-            values.set_shape(TensorShape([None]).concatenate(self._shape[1:] if rank else
-                                                             unknown_shape()))
-            shape.set_shape([rank] if rank else [None])
-        return SparseTakeGradient(indices, values, shape)
+        op = self._take(num_required, [_dtypes.int64, self._dtype, _dtypes.int64], name)
+        return SparseTakeGradient(*op.outputs)
 
     def take_indexed_slices_grad(self, num_required, name=None):
         """take_grad as an IndexedSlices."""

@@ -12,6 +12,7 @@ from dtfnb.base import dtypes
 from dtfnb.base.shapes import TensorShape, as_shape, scalar, unknown_shape
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define_op
+from dtfnb.framework.sparse_tensor import SparseTensor
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import constant_op
 from dtfnb.ops.autopacking import contains_tensor
@@ -27,7 +28,7 @@ def constant_value(tensor):
     op = tensor.op
     kind = op.type
     if kind == "Const":
-        return op.get_attr("value")
+        return op._raw_attr("value")
     if kind in ("Shape", "Size", "Rank"):
         shape = op.inputs[0].shape
         out = op.get_attr("out_type").as_numpy_dtype if kind != "Rank" else np.int32
@@ -116,7 +117,7 @@ def _same_shape(op):
 # -- placeholders and identity --------------------------------------------------------
 
 define_op("Placeholder", lambda op: [op._attrs.get("shape") or unknown_shape()])
-define_op("PlaceholderWithDefault", lambda op: [op.get_attr("shape")])
+define_op("PlaceholderWithDefault", lambda op: [op._raw_attr("shape")])
 define_op("Identity", _same_shape)
 define_op("StopGradient", _same_shape)
 NotDifferentiable("Placeholder")
@@ -137,6 +138,27 @@ def placeholder_with_default(input, shape, name=None):  # noqa: A002 - TensorFlo
     return make_tensor("PlaceholderWithDefault", [value], value.dtype,
                        name=name or "PlaceholderWithDefault",
                        attrs={"dtype": value.dtype, "shape": as_shape(shape)})
+
+
+def sparse_placeholder(dtype, shape=None, name=None):
+    """A SparseTensor to be fed: placeholders for its values and indices, and for its dense
+    shape one with `shape` (-1 or None for an unknown dimension) as its default."""
+    scoped = (lambda part: f"{name}/{part}") if name is not None else (lambda part: None)
+    if shape is None:
+        rank = None
+        dense_shape = placeholder(dtypes.int64, [None], name=scoped("shape"))
+    else:
+        rank = len(shape)
+        known = [-1 if d is None else int(d) for d in as_shape(shape).as_list()]
+        default = convert_to_tensor(known, dtype=dtypes.int64, name=scoped("shape_default"))
+        dense_shape = placeholder_with_default(default, [rank], name=scoped("shape"))
+    sparse = SparseTensor(
+        values=placeholder(dtype, [None], name=scoped("values")),
+        indices=placeholder(dtypes.int64, [None, rank], name=scoped("indices")),
+        dense_shape=dense_shape)
+    if shape is not None:
+        sparse.set_shape(as_shape(shape))
+    return sparse
 
 
 def identity(input, name=None):  # noqa: A002 - TensorFlow's name

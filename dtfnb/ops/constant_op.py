@@ -10,7 +10,7 @@ from dtfnb.framework.convert import register_tensor_conversion_function
 from dtfnb.framework.registry import NotDifferentiable, define_op
 from dtfnb.ops.building import make_tensor
 
-define_op("Const", lambda op: [TensorShape(op.get_attr("value").shape)])
+define_op("Const", lambda op: [TensorShape(op._raw_attr("value").shape)])
 NotDifferentiable("Const")
 
 
@@ -20,8 +20,15 @@ def _infer_dtype(value):
     if isinstance(value, (np.ndarray, np.generic)):
         return dtypes.as_dtype(value.dtype)
     array = np.asarray(value) if not isinstance(value, (str, bytes)) else None
-    if array is None or array.dtype.kind in "SUO":
+    if array is None or array.dtype.kind in "SU":
         return dtypes.string
+    if array.dtype.kind == "O":
+        if all(isinstance(v, (str, bytes)) for v in array.reshape(-1)):
+            return dtypes.string
+        raise TypeError(f"Failed to convert elements of {value} to Tensor. Consider casting "
+                        "elements to a supported type. See "
+                        "https://www.tensorflow.org/api_docs/python/tf/dtypes for supported "
+                        "TF dtypes.")
     if array.dtype.kind == "f":
         return dtypes.float32
     if array.dtype.kind in "iu":
@@ -35,26 +42,50 @@ def _infer_dtype(value):
 
 
 def to_array(value, dtype=None):
-    """A numpy array of `value` with TensorFlow's dtype rules (strings become bytes objects)."""
+    """A numpy array of `value` with TensorFlow's dtype rules (strings become bytes objects).
+
+    As TensorFlow, Python values must each be of the dtype's kind (an int for int32, a
+    number for float32 ...) and are then cast, integers wrapping around; numpy values are
+    cast as they are."""
+    if value is None:
+        raise ValueError("None values not supported.")
     dtype = dtypes.as_dtype(dtype) if dtype is not None else _infer_dtype(value)
+    if not isinstance(value, (np.ndarray, np.generic)):
+        _check_kind(value, dtype)
     if dtype.base_dtype is dtypes.string:
         array = np.asarray(value, dtype=object)
         flat = [v.encode() if isinstance(v, str) else v for v in array.reshape(-1)]
         result = np.empty(len(flat), dtype=object)
         result[:] = flat
         return result.reshape(array.shape)
-    array = np.asarray(value)
-    if array.dtype.kind in "SUO" and array.size:
-        raise TypeError(f"Expected {dtype.name}, got {value!r} of type "
-                        f"'{type(value).__name__}' instead.")
-    target = dtype.as_numpy_dtype
-    converted = array.astype(target)
-    if dtype.is_integer and array.dtype.kind == "f" and np.any(converted != array):
-        raise TypeError(f"Expected {dtype.name}, got {value!r} of type "
-                        f"'{type(value).__name__}' instead.")
-    if dtype.is_integer and array.dtype.kind in "iu" and np.any(converted != array):
-        raise ValueError(f"Value {value!r} does not fit in {dtype.name}")
-    return converted
+    return np.asarray(value).astype(dtype.as_numpy_dtype)
+
+
+def _kind_check(dtype):
+    """Whether a Python scalar may be converted to `dtype`, TensorFlow's rule."""
+    if dtype is dtypes.string:
+        return lambda v: isinstance(v, (str, bytes))
+    if dtype is dtypes.bool_:
+        return lambda v: isinstance(v, (bool, np.bool_))
+    if dtype.is_integer:
+        return lambda v: isinstance(v, (numbers.Integral, np.integer))
+    if dtype.is_complex:
+        return lambda v: isinstance(v, (numbers.Number, np.number))
+    return lambda v: isinstance(v, (numbers.Real, np.integer, np.floating))
+
+
+def _check_kind(value, dtype):
+    fits = _kind_check(dtype.base_dtype)
+
+    def first_misfit(v):
+        if isinstance(v, (list, tuple)):
+            return next((m for m in map(first_misfit, v) if m is not None), None)
+        return None if fits(v) else v
+
+    misfit = first_misfit(value)
+    if misfit is not None:
+        raise TypeError(f"Expected {dtype.name}, but got {misfit} of type "
+                        f"'{type(misfit).__name__}'.")
 
 
 def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
@@ -63,13 +94,16 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
     if shape is not None:
         shape = tuple(TensorShape(shape).as_list())
         if verify_shape and array.shape != shape:
-            raise TypeError(f"Expected Tensor's shape: {shape}, got {array.shape}.")
-        if array.size == 1:
-            array = np.full(shape, array.reshape(()), dtype=array.dtype)
-        elif array.size == int(np.prod(shape)):
-            array = array.reshape(shape)
-        else:
-            raise TypeError(f"Expected Tensor's shape: {shape}, got {array.shape}.")
+            raise TypeError(f"Expected Tensor's shape: {shape}, but got {array.shape}.")
+        size = int(np.prod(shape))
+        if array.size > size:
+            raise ValueError(f"Too many elements provided. Takes at most {size}, but got "
+                             f"{array.size}.")
+        # as TensorFlow, too few values are padded with the last one (zeros if none)
+        flat = array.reshape(-1)
+        fill = flat[-1] if flat.size else b"" if array.dtype == object else 0
+        array = np.concatenate([flat, np.full(size - flat.size, fill, array.dtype)])
+        array = array.reshape(shape)
     return make_tensor("Const", [], dtypes.as_dtype(array.dtype) if array.dtype != object
                        else dtypes.string, name=name,
                        attrs={"value": array, "dtype": _infer_dtype(array)})
@@ -79,5 +113,6 @@ def _convert(value, dtype=None, name=None, as_ref=False):
     return constant(value, dtype=dtype, name=name or "Const")
 
 
-for _type in (numbers.Number, np.ndarray, np.generic, list, tuple, str, bytes, bool):
+for _type in (numbers.Number, np.ndarray, np.generic, list, tuple, str, bytes, bool,
+              type(None)):
     register_tensor_conversion_function(_type, _convert, priority=200)

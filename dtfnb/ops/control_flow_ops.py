@@ -54,10 +54,14 @@ def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TensorFl
     if not data:
         raise ValueError("Attr 'T' of 'Assert' Op passed list of length 0 less than minimum 1.")
     graph = graph_of(condition, data)
-    with graph.as_default(), graph.name_scope(name or "Assert"), \
-            graph.name_scope("Assert") as scope:
-        condition = convert_to_tensor(condition, dtype=dtypes.bool_, name="condition")
-        data = [convert_to_tensor(x, name=f"data_{i}") for i, x in enumerate(data)]
-        return make_op("Assert", [condition, *data], [], name=scope,
-                       attrs={"T": [x.dtype.base_dtype for x in data],
-                              "summarize": 3 if summarize is None else int(summarize)})
+    with graph.as_default(), graph.name_scope(name or "Assert"):
+        # TensorFlow converts `data` here to choose by dtype how to build the check, and
+        # its op converts it again: both sets of constants show in its graphs.
+        for x in data:
+            convert_to_tensor(x)
+        with graph.name_scope("Assert") as scope:
+            condition = convert_to_tensor(condition, dtype=dtypes.bool_, name="condition")
+            data = [convert_to_tensor(x, name=f"data_{i}") for i, x in enumerate(data)]
+            return make_op("Assert", [condition, *data], [], name=scope,
+                           attrs={"T": [x.dtype.base_dtype for x in data],
+                                  "summarize": 3 if summarize is None else int(summarize)})

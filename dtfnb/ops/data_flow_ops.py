@@ -1,4 +1,5 @@
-"""Queues: FIFOQueue, RandomShuffleQueue, PaddingFIFOQueue, PriorityQueue over QueueBase.
+"""Queues: FIFOQueue, RandomShuffleQueue, PaddingFIFOQueue, PriorityQueue over QueueBase;
+and dynamic_partition, TensorFlow's other data-flow op that conditional batching uses.
 
 A queue is a stateful handle op (`FIFOQueueV2`, …; dtype resource) whose resource
 lives in the task that runs it, shared by `shared_name` within a container; every
@@ -6,15 +7,18 @@ access op takes the handle as input, so the placer keeps it next to the queue.
 Names, static shapes and build-time checks follow TensorFlow 1's data_flow_ops.
 """
 
+import functools
 import hashlib
 
 from dtfnb.base import dtypes as _dtypes
 from dtfnb.base.shapes import TensorShape, as_shape, scalar, unknown_shape
 from dtfnb.framework.convert import convert_to_tensor
+from dtfnb.framework.graph import get_default_graph
 from dtfnb.framework.random_seed import get_seed
 from dtfnb.framework.registry import NotDifferentiable, define_op
-from dtfnb.ops.array_ops import constant_value
+from dtfnb.ops.array_ops import constant_value, shape_error, stack
 from dtfnb.ops.building import make_op, make_tensor
+from dtfnb.ops.slicing_ops import gather
 
 _HANDLES = ("FIFOQueueV2", "RandomShuffleQueueV2", "PaddingFIFOQueueV2", "PriorityQueueV2")
 for _op in _HANDLES:
@@ -32,6 +36,38 @@ for _op in _HANDLES + ("QueueEnqueueV2", "QueueEnqueueManyV2", "QueueCloseV2", "
     NotDifferentiable(_op)
 
 
+def _dynamic_partition_shape(op):
+    data, partitions = (t.shape for t in op.inputs)
+    count = op.get_attr("num_partitions")
+    if partitions.ndims is None:
+        return [unknown_shape()] * count
+    if data.ndims is not None:
+        if data.ndims < partitions.ndims:
+            raise shape_error(op, f"Shape must be at least rank {partitions.ndims} but is "
+                                  f"rank {data.ndims}")
+        for d, p in zip(data.as_list(), partitions.as_list()):
+            if None not in (d, p) and d != p:
+                raise shape_error(op, f"Dimensions must be equal, but are {d} and {p}")
+    suffix = data[partitions.ndims:] if data.ndims is not None else unknown_shape()
+    return [TensorShape([None]).concatenate(suffix)] * count
+
+
+define_op("DynamicPartition", _dynamic_partition_shape)
+
+
+def dynamic_partition(data, partitions, num_partitions, name=None):
+    """`num_partitions` tensors: the slices of `data` whose entry in `partitions` (an int32
+    tensor of a prefix of data's shape) is 0, 1, …, in their order in `data`."""
+    data = convert_to_tensor(data, name="data")
+    partitions = convert_to_tensor(partitions, _dtypes.int32, name="partitions")
+    if num_partitions < 1:
+        raise ValueError(f"Attr num_partitions has value {num_partitions} < 1")
+    return make_op("DynamicPartition", [data, partitions],
+                   [data.dtype.base_dtype] * num_partitions, name=name or "DynamicPartition",
+                   attrs={"T": data.dtype.base_dtype,
+                          "num_partitions": int(num_partitions)}).outputs
+
+
 class QueueBase:
     """A queue of tuples of tensors: enqueue, dequeue, close and size ops on one handle."""
 
@@ -39,15 +75,35 @@ class QueueBase:
         self._dtypes = dtypes
         if shapes is not None:
             if len(shapes) != len(dtypes):
-                raise ValueError("Queue shapes must have the same length as dtypes")
+                raise ValueError(f"Queue shapes must have the same length as dtypes, received "
+                                 f"len(shapes)={len(shapes)}, len(dtypes)={len(dtypes)}")
             self._shapes = [as_shape(s) for s in shapes]
         else:
             self._shapes = [unknown_shape() for _ in dtypes]
         if names is not None and len(names) != len(dtypes):
-            raise ValueError("Queue names must have the same length as dtypes")
+            raise ValueError(f"Queue names must have the same length as dtypes,received "
+                             f"len(names)={len(names)},len {len(dtypes)}")
         self._names = names
         self._queue_ref = queue_ref
         self._name = queue_ref.op.name.split("/")[-1]
+
+    @staticmethod
+    def from_list(index, queues):
+        """A queue that is `queues[index]`, chosen when it runs (`index`: an int32 tensor);
+        its shapes are what the queues' shapes have in common."""
+        if not queues or not isinstance(queues, list) or not all(
+                isinstance(q, QueueBase) for q in queues):
+            raise TypeError("A list of queues expected")
+        dtypes = queues[0].dtypes
+        if not all(dtypes == q.dtypes for q in queues[1:]):
+            raise TypeError("Queues do not have matching component dtypes.")
+        names = queues[0].names
+        if not all(names == q.names for q in queues[1:]):
+            raise TypeError("Queues do not have matching component names.")
+        shapes = [functools.reduce(_most_specific_common_shape, s)
+                  for s in zip(*(q.shapes for q in queues))]
+        refs = stack([q.queue_ref for q in queues])
+        return QueueBase(dtypes, shapes, names, gather(refs, index))
 
     @property
     def queue_ref(self):
@@ -74,9 +130,9 @@ class QueueBase:
             if not self._names:
                 raise ValueError("Queue must have names to enqueue a dictionary")
             if sorted(self._names, key=str) != sorted(vals.keys(), key=str):
-                raise ValueError(f"Keys in dictionary to enqueue do not match names of Queue. "
-                                 f" Dictionary: ({sorted(vals.keys())}), Queue: "
-                                 f"({sorted(self._names)})")
+                raise ValueError(f"Keys in dictionary to enqueue do not match names of Queue.  "
+                                 f"Dictionary: {sorted(vals.keys())},Queue: "
+                                 f"{sorted(self._names)}")
             vals = [vals[k] for k in self._names]
         else:
             if self._names:
@@ -183,10 +239,10 @@ def _as_shape_list(shapes, unknown_dim_allowed=False):
     if all(s is None or isinstance(s, int) for s in shapes):
         shapes = [shapes]  # a single shape
     shapes = [as_shape(s) for s in shapes]
-    if any(s.ndims is None for s in shapes):
-        raise ValueError(f"All shapes must have a defined rank: {shapes}")
     if not unknown_dim_allowed and any(not s.is_fully_defined() for s in shapes):
         raise ValueError(f"All shapes must be fully defined: {shapes}")
+    if any(s.ndims is None for s in shapes):
+        raise ValueError(f"All shapes must have a defined rank: {shapes}")
     return shapes
 
 
@@ -196,8 +252,17 @@ def _as_name_list(names, dtypes):
     if not isinstance(names, (list, tuple)):
         names = [names]
     if len(names) != len(dtypes):
-        raise ValueError("List of names must have the same length as the list of dtypes")
+        raise ValueError(f"List of names must have the same length as the list of dtypes, "
+                         f"received len(names)={len(names)},len(dtypes)={len(dtypes)}")
     return list(names)
+
+
+def _most_specific_common_shape(a, b):
+    """The most specific shape that both shapes are instances of."""
+    if a.ndims is None or b.ndims is None or a.ndims != b.ndims:
+        return unknown_shape()
+    return TensorShape([x if x is not None and x == y else None
+                        for x, y in zip(a.as_list(), b.as_list())])
 
 
 def _queue_ref(op_type, name, dtypes, shapes, capacity, shared_name, **attrs):
@@ -214,7 +279,10 @@ class FIFOQueue(QueueBase):
         dtypes = _as_type_list(dtypes)
         shapes = _as_shape_list(shapes)
         names = _as_name_list(names, dtypes)
-        ref = _queue_ref("FIFOQueueV2", name, dtypes, shapes, capacity, shared_name)
+        graph = get_default_graph()
+        # Only FIFOQueue's handle is pinned to a CPU, outside any control dependencies.
+        with graph.control_dependencies(None), graph.device("CPU"):
+            ref = _queue_ref("FIFOQueueV2", name, dtypes, shapes, capacity, shared_name)
         super().__init__(dtypes, shapes, names, ref)
 
 
@@ -260,7 +328,9 @@ class PriorityQueue(QueueBase):
     def __init__(self, capacity, types, shapes=None, names=None, shared_name=None,
                  name="priority_queue"):
         types = _as_type_list(types)
-        shapes = _as_shape_list(shapes)
+        shapes = _as_shape_list(shapes)  # names are not checked before the priority joins them
+        if shapes is None:  # the op's shapes attr has no default
+            raise TypeError("Expected list for 'shapes' argument to 'priority_queue_v2' Op, "
+                            "not None.")
         ref = _queue_ref("PriorityQueueV2", name, types, shapes, capacity, shared_name)
-        super().__init__([_dtypes.int64, *types], [scalar(), *shapes] if shapes else shapes,
-                         names, ref)
+        super().__init__([_dtypes.int64, *types], [scalar(), *shapes], names, ref)

@@ -1,10 +1,13 @@
-"""Readers: TextLineReader, FixedLengthRecordReader, TFRecordReader, WholeFileReader.
+"""Readers: TextLineReader, FixedLengthRecordReader, TFRecordReader, WholeFileReader,
+IdentityReader.
 
 A reader is a stateful handle op (`TextLineReaderV2`, …; dtype resource) whose state
 lives in the task that runs it, shared by `shared_name` within a container; `read`,
 `read_up_to`, the counters and `reset` are ops on that handle and on the handle of
 the queue of filenames, so the placer keeps all three together.
 """
+
+import collections
 
 from dtfnb.base import dtypes
 from dtfnb.base.shapes import TensorShape, scalar
@@ -14,17 +17,33 @@ from dtfnb.ops.array_ops import shape_error
 from dtfnb.ops.building import make_op, make_tensor
 
 _HANDLES = ("TextLineReaderV2", "FixedLengthRecordReaderV2", "TFRecordReaderV2",
-            "WholeFileReaderV2")
+            "WholeFileReaderV2", "IdentityReaderV2")
 for _op in _HANDLES:
     define_op(_op, lambda op: [scalar()], stateful=True)
 define_op("ReaderReadV2", lambda op: [scalar(), scalar()], stateful=True)
 define_op("ReaderReadUpToV2", lambda op: [TensorShape([None])] * 2, stateful=True)
 define_op("ReaderNumRecordsProducedV2", lambda op: [scalar()], stateful=True)
 define_op("ReaderNumWorkUnitsCompletedV2", lambda op: [scalar()], stateful=True)
+define_op("ReaderSerializeStateV2", lambda op: [scalar()], stateful=True)
+
+
+def _restore_state_shape(op):
+    rank = op.inputs[1].shape.ndims
+    if rank not in (None, 0):
+        raise shape_error(op, f"Shape must be rank 0 but is rank {rank}")
+    return []
+
+
+define_op("ReaderRestoreStateV2", _restore_state_shape, stateful=True)
 define_op("ReaderResetV2", lambda op: [], stateful=True)
 for _op in _HANDLES + ("ReaderReadV2", "ReaderReadUpToV2", "ReaderNumRecordsProducedV2",
-                       "ReaderNumWorkUnitsCompletedV2", "ReaderResetV2"):
+                       "ReaderNumWorkUnitsCompletedV2", "ReaderSerializeStateV2",
+                       "ReaderRestoreStateV2", "ReaderResetV2"):
     NotDifferentiable(_op)
+
+# What read and read_up_to return, named as TensorFlow's generated ops name them.
+ReaderReadV2 = collections.namedtuple("ReaderReadV2", ["key", "value"])
+ReaderReadUpToV2 = collections.namedtuple("ReaderReadUpToV2", ["keys", "values"])
 
 
 def _matching_files_shape(op):
@@ -64,14 +83,16 @@ class ReaderBase:
         """The next (key, value) record; takes a filename from `queue` when it needs one."""
         op = make_op("ReaderReadV2", [self._reader_ref, _queue_ref(queue)],
                      [dtypes.string, dtypes.string], name=name or "ReaderReadV2")
-        return tuple(op.outputs)
+        return ReaderReadV2(*op.outputs)
 
     def read_up_to(self, queue, num_records, name=None):
         """Up to `num_records` records as (keys, values) vectors; fewer when a file ends."""
-        num_records = convert_to_tensor(num_records, dtype=dtypes.int64, name="num_records")
-        op = make_op("ReaderReadUpToV2", [self._reader_ref, _queue_ref(queue), num_records],
-                     [dtypes.string, dtypes.string], name=name or "ReaderReadUpToV2")
-        return tuple(op.outputs)
+        with self._reader_ref.graph.name_scope(name or "ReaderReadUpToV2") as scope:
+            num_records = convert_to_tensor(num_records, dtype=dtypes.int64,
+                                            name="num_records")
+            op = make_op("ReaderReadUpToV2", [self._reader_ref, _queue_ref(queue), num_records],
+                         [dtypes.string, dtypes.string], name=scope)
+        return ReaderReadUpToV2(*op.outputs)
 
     def num_records_produced(self, name=None):
         return make_tensor("ReaderNumRecordsProducedV2", [self._reader_ref], dtypes.int64,
@@ -80,6 +101,18 @@ class ReaderBase:
     def num_work_units_completed(self, name=None):
         return make_tensor("ReaderNumWorkUnitsCompletedV2", [self._reader_ref], dtypes.int64,
                            name=name or "ReaderNumWorkUnitsCompletedV2")
+
+    def serialize_state(self, name=None):
+        """The reader's state as a string, where the reader supports it (else the op fails
+        as unimplemented)."""
+        return make_tensor("ReaderSerializeStateV2", [self._reader_ref], dtypes.string,
+                           name=name or "ReaderSerializeStateV2")
+
+    def restore_state(self, state, name=None):
+        """An op restoring a state from serialize_state; a state refused resets the reader."""
+        with self._reader_ref.graph.name_scope(name or "ReaderRestoreStateV2") as scope:
+            state = convert_to_tensor(state, dtype=dtypes.string, name="state")
+            return make_op("ReaderRestoreStateV2", [self._reader_ref, state], [], name=scope)
 
     def reset(self, name=None):
         """An op that zeroes the counters and drops the current file."""
@@ -104,14 +137,15 @@ class TextLineReader(ReaderBase):
 
 
 class FixedLengthRecordReader(ReaderBase):
-    """Records of `record_bytes` bytes; keys `<path>:<record number>`."""
+    """Records of `record_bytes` bytes; keys `<path>:<record number>`. `encoding` "ZLIB"
+    or "GZIP" reads compressed files."""
 
     def __init__(self, record_bytes, header_bytes=None, footer_bytes=None, hop_bytes=None,
-                 name=None):
+                 name=None, encoding=None):
         super().__init__(_reader_ref(
             "FixedLengthRecordReaderV2", name, record_bytes=int(record_bytes),
             header_bytes=int(header_bytes or 0), footer_bytes=int(footer_bytes or 0),
-            hop_bytes=int(hop_bytes or 0)))
+            hop_bytes=int(hop_bytes or 0), encoding=encoding or ""))
 
 
 class TFRecordReader(ReaderBase):
@@ -127,4 +161,11 @@ class WholeFileReader(ReaderBase):
     """One record per file: (path, contents)."""
 
     def __init__(self, name=None):
-        super().__init__(_reader_ref("WholeFileReaderV2", name))
+        super().__init__(_reader_ref("WholeFileReaderV2", name), supports_serialize=True)
+
+
+class IdentityReader(ReaderBase):
+    """One record per work unit of the queue: (work, work)."""
+
+    def __init__(self, name=None):
+        super().__init__(_reader_ref("IdentityReaderV2", name), supports_serialize=True)

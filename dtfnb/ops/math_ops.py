@@ -54,39 +54,36 @@ def _is_tensor(value):
     return isinstance(value, Tensor) or hasattr(value, "_variable")
 
 
-def binary_inputs(x, y):
-    """Converts both operands, giving a Python value the dtype of the other tensor."""
+def convert_operands(x, y, names=("x", "y")):
+    """Converts both operands as TensorFlow's operators do: a Python value beside a tensor
+    gets the tensor's dtype if it can (the right operand falls back to its own dtype)."""
     if _is_tensor(x) or not _is_tensor(y):
         x = convert_to_tensor(x)
-        y = _convert_like(y, x.dtype.base_dtype, "y")
+        y = convert_to_tensor(y, preferred_dtype=x.dtype.base_dtype, name=names[1])
     else:
         y = convert_to_tensor(y)
-        x = _convert_like(x, y.dtype.base_dtype, "x")
-    if x.dtype.base_dtype != y.dtype.base_dtype:
-        raise TypeError(f"Input 'y' of op has type {y.dtype.base_dtype.name} that does not "
-                        f"match type {x.dtype.base_dtype.name} of argument 'x'.")
+        x = convert_to_tensor(x, dtype=y.dtype.base_dtype, name=names[0])
     return x, y
 
 
-def _convert_like(value, dtype, arg):
-    if _is_tensor(value):
-        return convert_to_tensor(value)
-    try:
-        return convert_to_tensor(value, dtype=dtype, name=arg)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"Expected {dtype.name} passed to parameter '{arg}' of op, got "
-                        f"{value!r} of type '{type(value).__name__}' instead. Error: "
-                        f"{err}") from None
+def binary_inputs(x, y, op_type="op", names=("x", "y")):
+    """Both operands of an `op_type` op, converted; their types must match."""
+    x, y = convert_operands(x, y, names)
+    if x.dtype.base_dtype != y.dtype.base_dtype:
+        raise TypeError(f"Input '{names[1]}' of '{op_type}' Op has type "
+                        f"{y.dtype.base_dtype.name} that does not match type "
+                        f"{x.dtype.base_dtype.name} of argument '{names[0]}'.")
+    return x, y
 
 
-def binary_op(op_type, x, y, name, out_dtype=None):
+def binary_op(op_type, x, y, name, out_dtype=None, attrs=None):
     # As TensorFlow's op helper: the op's name is a scope, so a converted operand
     # is named like "Mul/y".
     with graph_of(x, y).name_scope(name or op_type) as scope:
-        x, y = binary_inputs(x, y)
+        x, y = binary_inputs(x, y, op_type)
         dtype = out_dtype or x.dtype.base_dtype
         return make_tensor(op_type, [x, y], dtype, name=scope,
-                           attrs={"T": x.dtype.base_dtype})
+                           attrs={"T": x.dtype.base_dtype, **(attrs or {})})
 
 
 def _binary(op_type, py_name):
@@ -99,8 +96,11 @@ def _binary(op_type, py_name):
 
 
 def _comparison(op_type, py_name):
+    # Equal and NotEqual have an attr saying whether shapes that do not broadcast fail
+    attrs = {"incompatible_shape_error": True} if op_type in ("Equal", "NotEqual") else None
+
     def build(x, y, name=None):
-        return binary_op(op_type, x, y, name, dtypes.bool_)
+        return binary_op(op_type, x, y, name, dtypes.bool_, attrs)
 
     build.__name__ = build.__qualname__ = py_name
     build.__doc__ = f"Elementwise {op_type} of x and y (a bool tensor), with broadcasting."
@@ -176,13 +176,22 @@ def _binary_grads(op, gx, gy):
 
 # -- binary arithmetic ----------------------------------------------------------------
 
-_BINARY = ("Add", "Sub", "Mul", "RealDiv", "FloorDiv", "FloorMod", "Pow", "Maximum", "Minimum",
-           "SquaredDifference")
+_BINARY = ("Add", "AddV2", "Sub", "Mul", "RealDiv", "FloorDiv", "FloorMod", "Pow", "Maximum",
+           "Minimum", "SquaredDifference", "TruncateDiv", "TruncateMod")
 for _op in _BINARY:
     define_op(_op, _broadcast_shape_fn)
 
 
-add = _binary("Add", "add")
+
+
+def add(x, y, name=None):
+    """x + y: AddV2, or Add (which also concatenates) for strings, as TensorFlow builds."""
+    with graph_of(x, y).name_scope(name or "Add") as scope:
+        x, y = binary_inputs(x, y, "AddV2")
+        return binary_op("Add" if x.dtype.base_dtype is dtypes.string else "AddV2", x, y,
+                         scope)
+
+
 subtract = _binary("Sub", "subtract")
 multiply = _binary("Mul", "multiply")
 realdiv = _binary("RealDiv", "realdiv")
@@ -193,10 +202,12 @@ _TRUEDIV_FLOAT = {dtypes.uint8: dtypes.float32, dtypes.int8: dtypes.float32,
 
 def truediv(x, y, name=None):
     """Division that casts integers to floats first, as Python 3's `/`."""
-    x, y = binary_inputs(x, y)
-    target = _TRUEDIV_FLOAT.get(x.dtype.base_dtype)
-    graph = x.graph
-    with graph.name_scope(name or "truediv") as scope:
+    with graph_of(x, y).name_scope(name or "truediv") as scope:
+        x, y = convert_operands(x, y)
+        if x.dtype.base_dtype != y.dtype.base_dtype:
+            raise TypeError(f"`x` and `y` must have the same dtype, got {x.dtype.base_dtype!r}"
+                            f" != {y.dtype.base_dtype!r}.")
+        target = _TRUEDIV_FLOAT.get(x.dtype.base_dtype)
         if target is not None:
             x, y = cast(x, target), cast(y, target)
         return binary_op("RealDiv", x, y, scope)
@@ -215,14 +226,13 @@ def div(x, y, name=None):
 
 
 def floordiv(x, y, name=None):
-    x, y = binary_inputs(x, y)
-    if x.dtype.is_floating:  # TensorFlow floors the true quotient for floats
-        with x.graph.name_scope(name or "floordiv") as scope:
-            return floor(binary_op("RealDiv", x, y, None), name=scope)
-    return binary_op("FloorDiv", x, y, name or "floordiv")
+    with graph_of(x, y).name_scope(name or "floordiv") as scope:
+        return binary_op("FloorDiv", x, y, scope)
 
 
 floormod = _binary("FloorMod", "floormod")
+truncatediv = _binary("TruncateDiv", "truncatediv")
+truncatemod = _binary("TruncateMod", "truncatemod")
 mod = floormod
 
 
@@ -231,6 +241,7 @@ maximum = _binary("Maximum", "maximum")
 minimum = _binary("Minimum", "minimum")
 squared_difference = _binary("SquaredDifference", "squared_difference")
 @RegisterGradient("Add")
+@RegisterGradient("AddV2")
 def _add_grad(op, grad):
     return _binary_grads(op, grad, grad)
 
@@ -253,6 +264,7 @@ def _real_div_grad(op, grad):
 
 
 @RegisterGradient("FloorDiv")
+@RegisterGradient("TruncateDiv")
 def _floor_div_grad(op, grad):
     return None, None
 
@@ -643,11 +655,12 @@ define_op("Cast", lambda op: [op.inputs[0].shape])
 
 def cast(x, dtype, name=None):
     dtype = dtypes.as_dtype(dtype).base_dtype
-    x = convert_to_tensor(x)
-    if x.dtype.base_dtype == dtype:
-        return x
-    return make_tensor("Cast", [x], dtype, name=name or "Cast",
-                       attrs={"SrcT": x.dtype.base_dtype, "DstT": dtype, "Truncate": False})
+    with graph_of(x).name_scope(name or "Cast") as scope:  # a Python x becomes Cast/x
+        x = convert_to_tensor(x, name="x")
+        if x.dtype.base_dtype == dtype:
+            return x
+        return make_tensor("Cast", [x], dtype, name=scope,
+                           attrs={"SrcT": x.dtype.base_dtype, "DstT": dtype, "Truncate": False})
 
 
 def to_float(x, name="ToFloat"):
@@ -738,8 +751,9 @@ def _range(start, limit=None, delta=1, dtype=None, name="range"):
                              if d in _RANGE_ORDER else 0)
     dtype = dtypes.as_dtype(dtype).base_dtype
     with _graph(values).name_scope(name) as scope:
-        start, limit, delta = (cast(convert_to_tensor(v, dtype=None if _is_tensor(v) else dtype),
-                                    dtype) for v in values)
+        start, limit, delta = (
+            cast(convert_to_tensor(v, dtype=None if _is_tensor(v) else dtype, name=name), dtype)
+            for v, name in zip(values, ("start", "limit", "delta")))
         return make_tensor("Range", [start, limit, delta], dtype, name=scope,
                            attrs={"Tidx": dtype})
 

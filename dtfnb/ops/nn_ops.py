@@ -354,7 +354,7 @@ def _l2_loss_grad(op, grad):
 
 
 def _channel_index(op, ndims):
-    return 1 if op.get_attr("data_format").startswith("NC") and ndims > 2 else ndims - 1
+    return 1 if op.get_attr("data_format").startswith(b"NC") and ndims > 2 else ndims - 1
 
 
 def _bias_add_shape(op):

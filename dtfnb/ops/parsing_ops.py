@@ -5,7 +5,7 @@ from dtfnb.base.shapes import TensorShape, unknown_shape
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import NotDifferentiable, define_op
 from dtfnb.ops.array_ops import shape_error
-from dtfnb.ops.building import make_op, make_tensor
+from dtfnb.ops.building import graph_of, make_op, make_tensor
 
 _CSV_TYPES = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64, dtypes.string)
 _RAW_TYPES = (dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int32, dtypes.uint16,
@@ -53,6 +53,9 @@ def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, 
     A default is a scalar or a 1-element vector (used for empty fields), or an empty
     vector (the field is required). Returns a list of tensors shaped like `records`.
     """
+    if not isinstance(record_defaults, (list, tuple)):
+        raise TypeError(f"Expected list for 'record_defaults' argument to 'DecodeCSV' Op, "
+                        f"not {record_defaults}.")
     if select_cols is not None:
         if any(a >= b for a, b in zip(select_cols, select_cols[1:])):
             raise ValueError("select_cols is not strictly increasing.")
@@ -60,13 +63,16 @@ def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, 
             raise ValueError("select_cols contains negative values.")
         if len(select_cols) != len(record_defaults):
             raise ValueError("Length of select_cols and record_defaults do not match.")
-    records = convert_to_tensor(records, dtype=dtypes.string)
-    defaults = [convert_to_tensor(d) for d in record_defaults]
-    types = [_check_type(d.dtype, _CSV_TYPES, "record_defaults") for d in defaults]
-    attrs = {"OUT_TYPE": types, "field_delim": field_delim, "use_quote_delim": use_quote_delim,
-             "na_value": na_value, "select_cols": list(select_cols or [])}
-    return list(make_op("DecodeCSV", [records, *defaults], types, name=name or "DecodeCSV",
-                   attrs=attrs).outputs)
+    with graph_of(records, record_defaults).name_scope(name or "DecodeCSV") as scope:
+        records = convert_to_tensor(records, dtype=dtypes.string, name="records")
+        defaults = [convert_to_tensor(d, name=f"record_defaults_{i}")
+                    for i, d in enumerate(record_defaults)]
+        types = [_check_type(d.dtype, _CSV_TYPES, "record_defaults") for d in defaults]
+        attrs = {"OUT_TYPE": types, "field_delim": field_delim,
+                 "use_quote_delim": use_quote_delim, "na_value": na_value,
+                 "select_cols": list(select_cols or [])}
+        return list(make_op("DecodeCSV", [records, *defaults], types, name=scope,
+                            attrs=attrs).outputs)
 
 
 def decode_raw(input_bytes=None, out_type=None, little_endian=True, name=None,
@@ -74,10 +80,11 @@ def decode_raw(input_bytes=None, out_type=None, little_endian=True, name=None,
     """Reinterprets each string's bytes as a vector of `out_type`: shape `input.shape + [n]`."""
     if bytes is not None:
         input_bytes = bytes
-    value = convert_to_tensor(input_bytes, dtype=dtypes.string)
-    dtype = _check_type(out_type, _RAW_TYPES, "out_type")
-    return make_tensor("DecodeRaw", [value], dtype, name=name or "DecodeRaw",
-                       attrs={"out_type": dtype, "little_endian": bool(little_endian)})
+    with graph_of(input_bytes).name_scope(name or "DecodeRaw") as scope:
+        value = convert_to_tensor(input_bytes, dtype=dtypes.string, name="bytes")
+        dtype = _check_type(out_type, _RAW_TYPES, "out_type")
+        return make_tensor("DecodeRaw", [value], dtype, name=scope,
+                           attrs={"out_type": dtype, "little_endian": bool(little_endian)})
 
 
 def string_to_number(string_tensor, out_type=dtypes.float32, name=None):

@@ -29,7 +29,7 @@ from dtfnb.ops.array_ops import (
     transpose,
     zeros_like,
 )
-from dtfnb.ops.building import make_tensor
+from dtfnb.ops.building import graph_of, make_tensor
 
 # -- tile, pad, slice ------------------------------------------------------------------
 
@@ -334,13 +334,15 @@ define_op("GatherV2", _gather_shape)
 
 
 def gather(params, indices, validate_indices=None, name=None, axis=0):
-    params = convert_to_tensor(params)
-    indices = _int_tensor(indices)
-    axis = _int_tensor(axis)
-    return make_tensor("GatherV2", [params, indices, axis], params.dtype.base_dtype,
-                       name=name or "GatherV2",
-                       attrs={"Tparams": params.dtype.base_dtype,
-                              "Tindices": indices.dtype.base_dtype, "Taxis": axis.dtype})
+    with graph_of(params, indices).name_scope(name or "GatherV2") as scope:
+        params = convert_to_tensor(params, name="params")
+        indices = _int_tensor(indices, name="indices")
+        axis = _int_tensor(axis, name="axis")
+        return make_tensor("GatherV2", [params, indices, axis], params.dtype.base_dtype,
+                           name=scope,
+                           attrs={"Tparams": params.dtype.base_dtype,
+                                  "Tindices": indices.dtype.base_dtype, "Taxis": axis.dtype,
+                                  "batch_dims": 0})
 
 
 @RegisterGradient("GatherV2")
@@ -428,7 +430,7 @@ def where(condition, x=None, y=None, name=None):
         raise ValueError("x and y must both be non-None or both be None.")
     from dtfnb.ops.math_ops import binary_inputs
 
-    x, y = binary_inputs(x, y)
+    x, y = binary_inputs(x, y, "Select")
     return make_tensor("Select", [condition, x, y], x.dtype.base_dtype, name=name or "Select",
                        attrs={"T": x.dtype.base_dtype})
 

@@ -12,7 +12,7 @@ def _same_as_input(op):
     return [op.inputs[0].shape]
 
 
-define_op("VariableV2", lambda op: [op.get_attr("shape")], stateful=True)
+define_op("VariableV2", lambda op: [op._raw_attr("shape")], stateful=True)
 define_op("Assign", lambda op: [op.inputs[1].shape if not op.get_attr("validate_shape")
                                 else op.inputs[0].shape.merge_with(op.inputs[1].shape)],
           stateful=True, ref_inputs=True)
@@ -45,7 +45,8 @@ def _update(op_type, ref, value, name, attrs):
     if op_type != "Assign" or attrs.get("validate_shape", True):
         if not ref.shape.is_compatible_with(value.shape) and op_type != "Assign":
             raise ValueError(f"Shapes {ref.shape} and {value.shape} are incompatible")
-    return make_tensor(op_type, [ref, value], ref.dtype, name=name or op_type, attrs=attrs)
+    return make_tensor(op_type, [ref, value], ref.dtype, name=name or op_type,
+                       attrs={"T": ref.dtype.base_dtype, **attrs})
 
 
 def assign(ref, value, validate_shape=None, use_locking=None, name=None):
@@ -56,7 +57,9 @@ def assign(ref, value, validate_shape=None, use_locking=None, name=None):
         raise ValueError(f"Dimensions must be equal, but are {ref_tensor.shape} and "
                          f"{value_tensor.shape} for '{name or 'Assign'}' (op: 'Assign')")
     return _update("Assign", ref, value_tensor, name,
-                   {"validate_shape": validate, "use_locking": bool(use_locking)})
+                   # Assign's own default, unlike AssignAdd's, is to lock.
+                   {"validate_shape": validate,
+                    "use_locking": True if use_locking is None else bool(use_locking)})
 
 
 def assign_add(ref, value, use_locking=None, name=None):

@@ -33,10 +33,10 @@ for _names, _fn, _op_name in (
         (("__floordiv__", "__rfloordiv__"), math_ops.floordiv, "floordiv"),
         (("__mod__", "__rmod__"), math_ops.floormod, "mod"),
         (("__pow__", "__rpow__"), math_ops.pow, "pow"),
-        (("__matmul__", "__rmatmul__"), matmul, "MatMul"),
-        (("__and__", "__rand__"), math_ops.logical_and, "LogicalAnd"),
-        (("__or__", "__ror__"), math_ops.logical_or, "LogicalOr"),
-        (("__xor__", "__rxor__"), math_ops.logical_xor, "LogicalXor")):
+        (("__matmul__", "__rmatmul__"), matmul, "matmul"),
+        (("__and__", "__rand__"), math_ops.logical_and, "and"),
+        (("__or__", "__ror__"), math_ops.logical_or, "or"),
+        (("__xor__", "__rxor__"), math_ops.logical_xor, "xor")):
     _forward, _backward = _binary_operator(_fn, _op_name)
     Tensor._override_operator(_names[0], _forward)
     Tensor._override_operator(_names[1], _backward)

@@ -194,8 +194,8 @@ class ConditionalAccumulator(Accumulator):
 class SparseConditionalAccumulator(Accumulator):
     """Accumulates sparse gradients (indices, values, dense shape or None) row by row.
 
-    Rows are summed per index; the mean divides each row by the number of gradients
-    that touched it, as TensorFlow's does. Taken indices come sorted.
+    Rows are merged as TensorFlow merges them (see `_merge`); the mean divides each row
+    by the number of gradients that added to it, as TensorFlow's does.
     """
 
     kind = "SparseConditionalAccumulator"
@@ -205,53 +205,67 @@ class SparseConditionalAccumulator(Accumulator):
         self._indices = self._values = self._counts = None
 
     def _validate(self, gradient):
+        """TensorFlow's checks, in its order and words."""
         indices, values, dense_shape = gradient
         indices = np.asarray(indices, dtype=np.int64)
         values = np.asarray(values)
         self._check_dtype(values)
-        if indices.ndim != 1 or values.ndim < 1 or values.shape[0] != len(indices):
-            raise InvalidArgumentError(None, None, f"Shape mismatch: indices of shape "
-                                       f"{shape_string(indices.shape)} do not index the rows "
-                                       f"of values of shape {shape_string(values.shape)}")
+        if indices.ndim != 1:
+            raise _mismatch(f"Input indices should be vector but received shape: "
+                            f"{shape_string(indices.shape)}")
+        if values.ndim == 0:
+            raise _mismatch("Values cannot be 0-dimensional.")
+        if values.shape[0] != len(indices):
+            raise _mismatch(f"Expected {len(indices)} non-empty input values, got "
+                            f"{values.shape[0]}")
         expected = self.shape or ()
         if dense_shape is not None:
             if len(expected) > len(dense_shape):
-                raise InvalidArgumentError(None, None, f"Shape mismatch: expected shape rank "
-                                           f"at least {len(expected)}, got {len(dense_shape)}")
+                raise _mismatch(f"Shape mismatch: expected shape rank at least "
+                                f"{len(expected)}, got {len(dense_shape)}")
             for i, (want, have) in enumerate(zip(expected, dense_shape)):
                 if want is not None and want != have:
-                    raise InvalidArgumentError(None, None, f"Shape mismatch: expected shape "
-                                               f"dim {i} to be {want}, got {have}")
+                    raise _mismatch(f"Shape mismatch: expected shape dim {i} to be {want}, "
+                                    f"got {have}")
         if expected and expected[0] is not None:
-            outside = np.flatnonzero((indices < 0) | (indices >= expected[0]))
-            if outside.size:
-                bad = int(outside[0])
-                raise InvalidArgumentError(None, None, f"Shape mismatch: index of slice {bad} "
-                                           f"exceeded limits of shape; index is "
-                                           f"{indices[bad]} exceeded {expected[0]}")
-        rows = self._values.shape[1:] if self.counter > 0 else expected[1:]
-        if self.counter > 0 and values.ndim != self._values.ndim:
-            raise InvalidArgumentError(None, None, f"Shape mismatch: expected values rank "
-                                       f"{self._values.ndim}, got {values.ndim}")
-        if len(expected) > values.ndim:
-            raise InvalidArgumentError(None, None, f"Shape mismatch: expected values rank at "
-                                       f"least {len(expected)}, got {values.ndim}")
+            beyond = np.flatnonzero(indices >= expected[0])
+            if beyond.size:
+                bad = int(beyond[0])
+                raise _mismatch(f"Shape mismatch: index of slice {bad} exceeded limits of "
+                                f"shape; index is {indices[bad]} exceeded {expected[0]}")
+        if self.counter > 0:  # against what is accumulated
+            if values.ndim != self._values.ndim:
+                raise _mismatch(f"Shape mismatch: expected values rank {self._values.ndim}, "
+                                f"got {values.ndim}")
+            rows = self._values.shape[1:]
+        else:  # against the accumulator's shape
+            if len(expected) > values.ndim:
+                raise _mismatch(f"Shape mismatch: expected values rank at least "
+                                f"{len(expected)}, got {values.ndim}")
+            rows = expected[1:]
         for i, (want, have) in enumerate(zip(rows, values.shape[1:]), start=1):
             if want is not None and want != have:
-                raise InvalidArgumentError(None, None, f"Shape mismatch: expected values dim "
-                                           f"{i} to be {want}, got {have}")
+                raise _mismatch(f"Shape mismatch: expected values dim {i} to be {want}, "
+                                f"got {have}")
         return indices, values
 
     def _add(self, gradient):
         indices, values = gradient
-        rows, values, _ = _sum_rows(indices, values, np.ones(len(indices), np.int64))
-        # One count per gradient that touches a row, however often it repeats the index.
-        counts = np.ones(len(rows), np.int64)
-        if self.counter > 0:
-            rows, values, counts = _sum_rows(np.concatenate([self._indices, rows]),
-                                             np.concatenate([self._values, values]),
-                                             np.concatenate([self._counts, counts]))
-        self._indices, self._values, self._counts = rows, values, counts
+        if self.counter == 0:
+            self._indices, self._values = indices.copy(), values.copy()
+            self._counts = np.ones(len(indices), np.int64)
+            return
+        from_sum, from_grad = _merge(self._indices.tolist(), indices.tolist())
+        in_sum, in_grad = from_sum >= 0, from_grad >= 0
+        merged = np.zeros((len(from_sum), *values.shape[1:]), values.dtype)
+        merged[in_sum] = self._values[from_sum[in_sum]]
+        merged[in_grad] += values[from_grad[in_grad]]
+        merged_indices = np.empty(len(from_sum), np.int64)
+        merged_indices[in_sum] = self._indices[from_sum[in_sum]]
+        merged_indices[~in_sum] = indices[from_grad[~in_sum]]
+        counts = np.zeros(len(from_sum), np.int64)
+        counts[in_sum] = self._counts[from_sum[in_sum]]
+        self._indices, self._values, self._counts = merged_indices, merged, counts + in_grad
 
     def _reduce(self):
         indices, values, counts = self._indices, self._values, self._counts
@@ -264,12 +278,27 @@ class SparseConditionalAccumulator(Accumulator):
         return indices, values, dense_shape
 
 
-def _sum_rows(indices, values, counts):
-    """The sorted distinct indices, with the rows and counts of each summed."""
-    rows, where = np.unique(indices, return_inverse=True)
-    where = where.reshape(-1)
-    summed = np.zeros((len(rows), *values.shape[1:]), dtype=values.dtype)
-    np.add.at(summed, where, values)
-    total = np.zeros(len(rows), np.int64)
-    np.add.at(total, where, counts)
-    return rows, summed, total
+def _mismatch(message):
+    return InvalidArgumentError(None, None, message)
+
+
+def _merge(summed, new):
+    """TensorFlow's merge of a gradient's rows into the sum: both lists are walked in
+    order, as if sorted, and rows whose indices meet are added (a repeated or unsorted
+    index simply makes another row). The sources of each merged row: its position in
+    `summed` and in `new`, -1 where it has none."""
+    from_sum, from_new = [], []
+    i = j = 0
+    while i < len(summed) and j < len(new):
+        if summed[i] <= new[j]:
+            from_sum.append(i)
+            from_new.append(j if summed[i] == new[j] else -1)
+            j += summed[i] == new[j]
+            i += 1
+        else:
+            from_sum.append(-1)
+            from_new.append(j)
+            j += 1
+    from_sum += list(range(i, len(summed))) + [-1] * (len(new) - j)
+    from_new += [-1] * (len(summed) - i) + list(range(j, len(new)))
+    return np.array(from_sum, np.int64), np.array(from_new, np.int64)

@@ -274,12 +274,11 @@ class Cache:
 
 
 class _Files:
-    """Files on the task that runs the dataset (`task`, named by a missing-file error)."""
+    """Files on the task that runs the dataset."""
 
-    def __init__(self, filenames, task):
+    def __init__(self, filenames):
         self.filenames = [f.decode() if isinstance(f, bytes) else str(f)
                           for f in np.reshape(filenames, -1)]
-        self.task = task
 
     def open(self, path, compression_type=""):
         try:
@@ -290,12 +289,12 @@ class _Files:
                                            f"{compression_type}")
             return open(path, "rb")
         except FileNotFoundError:
-            raise not_found(path, self.task) from None
+            raise not_found(path) from None
 
 
 class TextLines(_Files):
-    def __init__(self, filenames, task, compression_type):
-        super().__init__(filenames, task)
+    def __init__(self, filenames, compression_type):
+        super().__init__(filenames)
         self.compression = compression_type
 
     def __iter__(self):
@@ -308,7 +307,7 @@ class TextLines(_Files):
 class TFRecords(TextLines):
     def __iter__(self):
         for path in self.filenames:
-            reader = RecordReader(path, self.compression, self.task)
+            reader = RecordReader(path, self.compression)
             try:
                 for _, record in iter(reader.read, None):
                     yield (string_scalar(record),)
@@ -317,8 +316,8 @@ class TFRecords(TextLines):
 
 
 class FixedLengthRecords(_Files):
-    def __init__(self, filenames, task, header_bytes, record_bytes, footer_bytes):
-        super().__init__(filenames, task)
+    def __init__(self, filenames, header_bytes, record_bytes, footer_bytes):
+        super().__init__(filenames)
         if record_bytes <= 0:
             raise InvalidArgumentError(None, None, "record_bytes must be greater than zero.")
         self.header, self.record, self.footer = int(header_bytes), int(record_bytes), \

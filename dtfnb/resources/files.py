@@ -3,7 +3,6 @@
 from dtfnb.base.errors import NotFoundError
 
 
-def not_found(path, task=None):
-    """TensorFlow's error for a missing file, naming the task whose filesystem was read."""
-    where = f" (on {task})" if task else ""
-    return NotFoundError(None, None, f"{path}; No such file or directory{where}")
+def not_found(path):
+    """TensorFlow's error for a missing file."""
+    return NotFoundError(None, None, f"{path}; No such file or directory")

@@ -42,16 +42,17 @@ _GIVE_BACK_ON = (DeadlineExceededError, CancelledError, UnavailableError, Aborte
 class _Attempt:
     """One waiting operation of `step`: `run(attempt)` advances it under the queue's lock."""
 
-    __slots__ = ("step", "run", "rows", "wanted", "taken", "allow_small", "done", "error",
-                 "waiting")
+    __slots__ = ("step", "run", "rows", "wanted", "taken", "allow_small", "batch", "done",
+                 "error", "waiting")
 
-    def __init__(self, step, run, rows=(), wanted=0, allow_small=False):
+    def __init__(self, step, run, rows=(), wanted=0, allow_small=False, batch=False):
         self.step = step
         self.run = run
         self.rows = collections.deque(rows)  # an enqueue's elements still to add
         self.wanted = wanted                 # a dequeue's elements still to take
         self.taken = []
         self.allow_small = allow_small
+        self.batch = batch                   # a dequeue_many or dequeue_up_to
         self.done = False
         self.error = None
         self.waiting = False   # its thread waits on the queue's condition (see _flush)
@@ -77,7 +78,8 @@ class FIFOQueue:
     lock, whenever the size or the closed state changed.
     """
 
-    kind = "FIFOQueue"
+    kind = "FIFOQueue"  # how its messages name it
+    op = "FIFOQueueV2"  # the op that makes it; batch dequeues name it after the op
 
     def __init__(self, name, dtypes, shapes, capacity, on_change=None):
         self.name = name
@@ -125,26 +127,34 @@ class FIFOQueue:
         with self._lock:
             return len(self._items)
 
-    def matches(self, kind, dtypes, shapes, capacity, **_):
-        """Raises InvalidArgumentError unless a shared queue's creator asked for the same."""
-        prefix = f"Shared queue '{self.name}' has"
-        if kind != self.kind:
-            raise InvalidArgumentError(None, None, f"{prefix} type '{self.kind}' that does not "
-                                       f"match the requested type '{kind}'")
+    def matches(self, op, dtypes, shapes, capacity, **_):
+        """Raises InvalidArgumentError unless the op `op` asks for this shared queue."""
+        self._match_op_and_capacity(op, capacity)
+        self._match_components(dtypes, shapes)
+
+    def _match_op_and_capacity(self, op, capacity):
+        if op != self.op:
+            raise InvalidArgumentError(None, None, f"Expected {self.op[:-2]}, found {op}")
         if capacity != self.capacity:
-            raise InvalidArgumentError(None, None, f"{prefix} capacity {self.capacity} but "
-                                       f"requested capacity was {capacity}")
+            raise InvalidArgumentError(None, None, f"Shared queue '{self.name}' has capacity "
+                                       f"{self.capacity} but requested capacity was {capacity}")
+
+    def _match_components(self, dtypes, shapes):
+        prefix = f"Shared queue '{self.name}' has"
         if list(dtypes) != self.dtypes:
             have = ", ".join(c_type_name(t) for t in self.dtypes)
             want = ", ".join(c_type_name(t) for t in dtypes)
             raise InvalidArgumentError(None, None, f"{prefix} component types {have} but "
                                        f"requested component types were {want}")
         shapes = [tuple(s) if s is not None else None for s in shapes or ()]
-        if shapes != self.shapes:
+        if not self._same_shapes(shapes):
             have = ", ".join(shape_string(s) for s in self.shapes)
             want = ", ".join(shape_string(s) for s in shapes)
             raise InvalidArgumentError(None, None, f"{prefix} component shapes [{have}] but "
                                        f"requested component shapes were [{want}]")
+
+    def _same_shapes(self, shapes):
+        return shapes == self.shapes
 
     def enqueue(self, step, components):
         components = self._own(components)
@@ -173,7 +183,8 @@ class FIFOQueue:
                                        "require the components to have specified shapes.")
         if n == 0:
             return self._batch([])
-        attempt = _Attempt(step, self._run_dequeue, wanted=n, allow_small=allow_small_batch)
+        attempt = _Attempt(step, self._run_dequeue, wanted=n, allow_small=allow_small_batch,
+                           batch=True)
         return self._batch(self._wait(step, attempt, self._dequeues))
 
     def close(self, step, cancel_pending_enqueues=False):
@@ -234,7 +245,9 @@ class FIFOQueue:
                     f"dimension. Component {i} has {value.shape[0]}, and should have {batch}")
 
     def _batch(self, rows):
-        return tuple(stack([row[i] for row in rows]) if rows
+        # rows that enqueue_many sliced hold bytes, not 0-d object arrays: astype keeps
+        # a string batch an object array
+        return tuple(stack([row[i] for row in rows]).astype(t, copy=False) if rows
                      else np.zeros((0, *self.shapes[i]), dtype=t)
                      for i, t in enumerate(self._np_dtypes))
 
@@ -339,8 +352,9 @@ class FIFOQueue:
             if attempt.allow_small and self._items:
                 attempt.wanted = len(self._items)
             else:
+                kind = self.op[:-2] if attempt.batch else self.kind
                 attempt.error = OutOfRangeError(
-                    None, None, f"{self.kind} '{self.name}' is closed and has insufficient "
+                    None, None, f"{kind} '{self.name}' is closed and has insufficient "
                     f"elements (requested {requested}, current size {size})")
                 return _COMPLETE
         result = _NO_PROGRESS
@@ -365,23 +379,31 @@ class RandomShuffleQueue(FIFOQueue):
     """Dequeues a uniformly random element; keeps `min_after_dequeue` until closed."""
 
     kind = "RandomShuffleQueue"
+    op = "RandomShuffleQueueV2"
 
     def __init__(self, name, dtypes, shapes, capacity, min_after_dequeue=0, seed=0, seed2=0,
                  on_change=None):
         super().__init__(name, dtypes, shapes, capacity, on_change)
         self.min_after_dequeue = min_after_dequeue
+        self._seeds = (seed, seed2)
         # Seeds (0, 0) mean "nondeterministic", as in TensorFlow's kernel.
         entropy = [seed, seed2] if seed or seed2 else None
         self._indices = RandomIndices(
             np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy))))
 
-    def matches(self, kind, dtypes, shapes, capacity, min_after_dequeue=0, **_):
-        super().matches(kind, dtypes, shapes, capacity)
+    def matches(self, op, dtypes, shapes, capacity, min_after_dequeue=0, seed=0, seed2=0):
+        """Also the same min_after_dequeue, and the same seeds unless (0, 0) asks for any."""
+        self._match_op_and_capacity(op, capacity)
+        prefix = f"Shared queue '{self.name}' has"
         if min_after_dequeue != self.min_after_dequeue:
             raise InvalidArgumentError(
-                None, None, f"Shared queue '{self.name}' has min_after_dequeue "
-                f"{self.min_after_dequeue} but requested min_after_dequeue was "
-                f"{min_after_dequeue}")
+                None, None, f"{prefix} min_after_dequeue {self.min_after_dequeue} but "
+                f"requested min_after_dequeue was {min_after_dequeue}.")
+        if (seed or seed2) and (seed, seed2) != self._seeds:
+            raise InvalidArgumentError(
+                None, None, f"{prefix} random seeds {self._seeds} but requested seeds are "
+                f"{(seed, seed2)}.")
+        self._match_components(dtypes, shapes)
 
     def _new_store(self):
         return []
@@ -402,6 +424,14 @@ class RandomShuffleQueue(FIFOQueue):
 class PaddingFIFOQueue(FIFOQueue):
     """A FIFO queue whose batches pad each unknown dimension to the batch maximum."""
 
+    op = "PaddingFIFOQueueV2"
+
+    def _same_shapes(self, shapes):
+        """A shared PaddingFIFOQueue takes any compatible shapes."""
+        return len(shapes) == len(self.shapes) and all(
+            len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b))
+            for a, b in zip(shapes, self.shapes))
+
     def _batch(self, rows):
         out = []
         for i, dtype in enumerate(self.dtypes):
@@ -419,6 +449,7 @@ class PriorityQueue(FIFOQueue):
     """Dequeues the element whose first component (an int64 scalar) is lowest."""
 
     kind = "PriorityQueue"
+    op = "PriorityQueueV2"
 
     def __init__(self, name, dtypes, shapes, capacity, on_change=None):
         super().__init__(name, dtypes, shapes, capacity, on_change)
@@ -437,16 +468,9 @@ class PriorityQueue(FIFOQueue):
         for row in rows:
             self._push(row)
 
-    def _validate(self, components):
-        if components[0].ndim != 0:
-            raise InvalidArgumentError(None, None, "Expected the priority element to be a "
-                                       f"scalar, but received shape: "
-                                       f"{shape_string(components[0].shape)}")
-        super()._validate(components)
-
-    def _validate_many(self, components):
-        if components[0].ndim != 1:
-            raise InvalidArgumentError(None, None, "Expected the priority element to be a "
-                                       f"vector, but received shape: "
-                                       f"{shape_string(components[0].shape)}")
-        super()._validate_many(components)
+    def _run_dequeue(self, attempt):
+        """A batch is taken only when all of it is there (or the queue is closed), so that
+        it comes out in priority order, as TensorFlow's PriorityQueue does."""
+        if len(self._items) < attempt.wanted and not self.closed:
+            return _NO_PROGRESS
+        return super()._run_dequeue(attempt)

@@ -60,22 +60,38 @@ def _wbits(compression_type):
         raise ValueError(f'Not a valid compression_type: "{compression_type}"') from None
 
 
-def _open(path, mode, task=None):
+def _open(path, mode):
     try:
         return open(path, mode)  # noqa: SIM115 - closed by the owning reader or writer
     except FileNotFoundError:
-        raise not_found(path, task) from None
+        raise not_found(path) from None
 
 
 class RecordWriter:
-    """Appends records to a new file at `path`; a context manager."""
+    """Appends records to a new file at `path`; a context manager.
 
-    def __init__(self, path, compression_type="", compression_level=None):
+    A compressed file is deflated with zlib's settings (`compression_level`, window
+    bits, memory level, strategy); `flush_mode` is applied each time `input_buffer_size`
+    bytes have gone in, as TensorFlow's ZlibOutputBuffer does.
+    """
+
+    def __init__(self, path, compression_type="", compression_level=None, *,
+                 window_bits=None, mem_level=None, compression_strategy=None,
+                 flush_mode=None, input_buffer_size=None):
         wbits = _wbits(compression_type)
         self._file = _open(path, "wb")
-        self._compressor = None if wbits is None else zlib.compressobj(
-            zlib.Z_DEFAULT_COMPRESSION if compression_level is None else compression_level,
-            zlib.DEFLATED, wbits)
+        self._compressor = None
+        if wbits is not None:
+            if window_bits is not None:
+                wbits = window_bits | (wbits & 16)  # keeps the gzip container bit
+            self._compressor = zlib.compressobj(
+                zlib.Z_DEFAULT_COMPRESSION if compression_level is None else compression_level,
+                zlib.DEFLATED, wbits, mem_level or zlib.DEF_MEM_LEVEL,
+                zlib.Z_DEFAULT_STRATEGY if compression_strategy is None
+                else compression_strategy)
+        self._flush_mode = flush_mode or zlib.Z_NO_FLUSH
+        self._buffer_size = input_buffer_size or 256 << 10
+        self._buffered = 0
 
     def write(self, record):
         if self._file is None:
@@ -86,7 +102,12 @@ class RecordWriter:
         chunk = b"".join([header, struct.pack("<I", masked_crc32c(header)), record,
                           struct.pack("<I", masked_crc32c(record))])
         if self._compressor is not None:
-            chunk = self._compressor.compress(chunk)
+            compressed = self._compressor.compress(chunk)
+            self._buffered += len(chunk)
+            if self._flush_mode != zlib.Z_NO_FLUSH and self._buffered >= self._buffer_size:
+                compressed += self._compressor.flush(self._flush_mode)
+                self._buffered = 0
+            chunk = compressed
         self._file.write(chunk)
 
     def flush(self):
@@ -134,58 +155,68 @@ class _Inflater:
         self._file.close()
 
 
+def _data_loss(message):
+    return DataLossError(None, None, message)
+
+
 class RecordReader:
     """Reads the records of the file at `path` one by one, with the offset of each.
 
-    Errors carry TensorFlow 2.21's messages plus the file's path. As there, a file that
-    ends inside a record's 12-byte header simply ends; one that ends inside the data is
-    a DataLossError.
+    Errors carry TensorFlow 2.21's messages. As there, a file that ends inside a record's
+    12-byte header simply ends; one that ends inside the data is a DataLossError.
     """
 
-    def __init__(self, path, compression_type="", task=None):
+    def __init__(self, path, compression_type=""):
         wbits = _wbits(compression_type)
-        self.path = path
         self.offset = 0
-        file = _open(path, "rb", task)
+        file = _open(path, "rb")
         self._stream = file if wbits is None else _Inflater(file, wbits)
+        self._seekable = wbits is None
+        self._reread = False  # the last read stopped inside a record: start it again
         self._eof_reason = getattr(self._stream, "eof_reason", "Read less bytes than requested")
-
-    def _data_loss(self, message):
-        return DataLossError(None, None, f"{message} (file: {self.path})")
 
     def _read(self, n):
         try:
             return self._stream.read(n)
         except zlib.error as exc:  # worded as TensorFlow words zlib's C error codes
-            raise self._data_loss(re.sub(r"Error (-?\d+) while \w+ data",
+            raise _data_loss(re.sub(r"Error (-?\d+) while \w+ data",
                                          r"inflate() failed with error \1", str(exc))) from None
 
     def read(self):
-        """`(offset, record)` for the next record; None once the file ends."""
+        """`(offset, record)` for the next record; None once the file ends.
+
+        Reading stops without moving on at the end of the file or at a truncated record,
+        so that a file still being written can be read on (TensorBoard relies on this).
+        """
         offset = self.offset
+        if self._reread and self._seekable:
+            self._stream.seek(offset)
+        self._reread = True
         header = self._read(12)
         if len(header) < 12:
             return None
         length, masked = struct.unpack("<QI", header)
         if masked_crc32c(header[:8]) != masked:
             hint = " (Is this even a TFRecord file?)" if offset == 0 else ""
-            raise self._data_loss(f"corrupted record at {offset}{hint}")
+            raise _data_loss(f"corrupted record at {offset}{hint}")
         chunk = self._read(length + 4)
         if len(chunk) < length + 4:
-            raise self._data_loss(f"truncated record at {offset}' failed with "
+            raise _data_loss(f"truncated record at {offset}' failed with "
                                   f"{self._eof_reason}")
         data, (masked,) = chunk[:length], struct.unpack("<I", chunk[length:])
         if masked_crc32c(data) != masked:
-            raise self._data_loss(f"corrupted record at {offset + 12}")
+            raise _data_loss(f"corrupted record at {offset + 12}")
         self.offset = offset + 12 + length + 4
+        self._reread = False
         return offset, data
 
-    def __iter__(self):
-        try:
-            while (item := self.read()) is not None:
-                yield item[1]
-        finally:
-            self.close()
+    def read_at(self, offset):
+        """The record at byte `offset` of an uncompressed file and the offset after it."""
+        self.offset, self._reread = offset, True
+        item = self.read()
+        if item is None:
+            raise IndexError(f"Out of range at reading offset {offset}")
+        return item[1], self.offset
 
     def close(self):
         self._stream.close()

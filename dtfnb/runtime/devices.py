@@ -78,7 +78,7 @@ class Device:
         return f"<Device {self.name}{label}>"
 
 
-def _visible_cuda_devices():
+def visible_cuda_devices():
     """CUDA device ids CuPy can use, honouring CUDA_VISIBLE_DEVICES ('' means none)."""
     if os.environ.get("CUDA_VISIBLE_DEVICES", None) == "":
         return []
@@ -116,7 +116,7 @@ def create_devices(config, job="localhost", task=0, blas_threads=1, events=None,
     options = {"pool_size": pool_size, "parallel_ops": parallel, "events": events}
     devices = [Device(job, task, "CPU", i, **options)
                for i in range(max(1, counts.get("CPU", 1)))]
-    cuda_ids = _visible_cuda_devices()
+    cuda_ids = visible_cuda_devices()
     if config.gpu_options.visible_device_list:
         wanted = [int(i) for i in config.gpu_options.visible_device_list.split(",")]
         cuda_ids = [i for i in wanted if i in cuda_ids]

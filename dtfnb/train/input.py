@@ -1,25 +1,34 @@
 """Input producers and batching: queues filled by QueueRunners, as TensorFlow 1 builds them.
 
 Each function builds ordinary ops (a queue, its enqueue ops, a QueueRunner in
-QUEUE_RUNNERS); `tf.train.start_queue_runners` then runs them. Epochs are counted
-in a LOCAL variable, so `tf.local_variables_initializer()` must run first.
+QUEUE_RUNNERS, a summary of how full the queue is); `tf.train.start_queue_runners`
+then runs them. Epochs are counted in a LOCAL variable, so
+`tf.local_variables_initializer()` must run first. The `maybe_` variants enqueue only
+the examples whose `keep_input` is true.
 """
 
 from dtfnb.base import dtypes
-from dtfnb.base.shapes import TensorShape, as_shape
+from dtfnb.base.shapes import as_shape
 from dtfnb.framework import api
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.graph_keys import GraphKeys
 from dtfnb.ops import (
     array_ops,
+    constant_op,
     control_flow_ops,
     io_ops,
     math_ops,
     random_ops,
     slicing_ops,
+    summary_ops,
     variables,
 )
-from dtfnb.ops.data_flow_ops import FIFOQueue, PaddingFIFOQueue, RandomShuffleQueue
+from dtfnb.ops.data_flow_ops import (
+    FIFOQueue,
+    PaddingFIFOQueue,
+    RandomShuffleQueue,
+    dynamic_partition,
+)
 from dtfnb.train.queue_runner import QueueRunner, add_queue_runner
 
 
@@ -39,7 +48,7 @@ def limit_epochs(tensor, num_epochs=None, name=None):
     if num_epochs <= 0:
         raise ValueError(f"num_epochs must be > 0 not {num_epochs}.")
     with api.name_scope(name, "limit_epochs", [tensor]) as name:
-        epochs = variables.Variable(array_ops.zeros([], dtype=dtypes.int64), name="epochs",
+        epochs = variables.Variable(constant_op.constant(0, dtype=dtypes.int64), name="epochs",
                                     trainable=False, collections=[GraphKeys.LOCAL_VARIABLES])
         with api.control_dependencies([epochs.count_up_to(num_epochs)]):
             return array_ops.identity(tensor, name=name)
@@ -49,7 +58,8 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
                    capacity=32, shared_name=None, summary_name=None, name=None,
                    cancel_op=None):
     """A queue of the rows of `input_tensor`, refilled every epoch (shuffled if asked)."""
-    with api.name_scope(name, "input_producer", [input_tensor]) as name:
+    # The queue takes `name` itself: given a scope ("input_producer/"), it is that op.
+    with api.name_scope(name, "input_producer", [input_tensor]):
         input_tensor = convert_to_tensor(input_tensor, name="input_tensor")
         element_shape = input_tensor.shape[1:].merge_with(as_shape(element_shape))
         if not element_shape.is_fully_defined():
@@ -62,6 +72,8 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
                           shapes=[element_shape], shared_name=shared_name, name=name)
         enqueue = queue.enqueue_many([input_tensor])
         add_queue_runner(QueueRunner(queue, [enqueue], cancel_op=cancel_op))
+        if summary_name is not None:
+            summary_ops.scalar(summary_name, _fraction_full(queue, capacity))
         return queue
 
 
@@ -103,102 +115,287 @@ def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None, 
         return [slicing_ops.gather(t, index) for t in tensor_list]
 
 
-def _flatten(tensors):
-    """(list of tensors, rebuild) for a list, tuple, dict or single tensor."""
+def _fraction_full(queue, capacity, min_after_dequeue=0):
+    """How full `queue` is above `min_after_dequeue`, in [0, 1], as TF's summaries show it."""
+    size = queue.size()
+    if min_after_dequeue:
+        size = math_ops.maximum(0, size - min_after_dequeue)
+    return math_ops.cast(size, dtypes.float32) * (1. / (capacity - min_after_dequeue))
+
+
+# -- the structure of the examples: a list (or tuple) of tensors, or a dict of them -----
+
+def _as_tensor_list(tensors):
+    """The tensors of a dict in the order of its keys (as strings), else `tensors`."""
     if isinstance(tensors, dict):
-        keys = sorted(tensors)
-        return [tensors[k] for k in keys], lambda out: dict(zip(keys, out))
-    if isinstance(tensors, (list, tuple)):
-        # One component comes back as a tensor, as TensorFlow's dequeue gives it.
-        return list(tensors), lambda out: out if len(out) > 1 else out[0]
-    return [tensors], lambda out: out[0]
+        return [tensors[k] for k in sorted(tensors, key=str)]
+    return tensors
 
 
-def _shapes(tensor_lists, shapes, enqueue_many, dynamic_pad):
+def _as_tensor_list_list(tensors_list):
+    if not tensors_list:
+        raise ValueError("Expected at least one set of tensors")
+    if isinstance(tensors_list[0], dict):
+        keys = set(tensors_list[0])
+        if any(set(tensors) != keys for tensors in tensors_list[1:]):
+            raise ValueError("All dictionaries in tensors_list must have the same keys")
+        return [_as_tensor_list(tensors) for tensors in tensors_list]
+    return tensors_list
+
+
+def _as_original_type(original_tensors, dequeued):
+    """`dequeued` (a tensor for one component, else a list) shaped as the input was."""
+    if isinstance(original_tensors, dict):
+        if len(original_tensors) == 1:
+            dequeued = [dequeued]
+        return dict(zip(sorted(original_tensors, key=str), dequeued))
+    return dequeued
+
+
+def _validate(tensor_list):
+    tensor_list = [convert_to_tensor(t) for t in tensor_list]
+    if not tensor_list:
+        raise ValueError("Expected at least one tensor in batch().")
+    return tensor_list
+
+
+def _validate_join(tensor_list_list):
+    return [[convert_to_tensor(t) for t in tensor_list] for tensor_list in tensor_list_list]
+
+
+def _validate_keep_input(keep_input, enqueue_many):
+    keep_input = convert_to_tensor(keep_input)
+    if keep_input.shape.ndims is None:
+        raise ValueError("`keep_input` dimensions must be known at graph construction.")
+    if not enqueue_many and keep_input.shape.ndims == 1:
+        raise ValueError("`keep_input` cannot be a vector when `enqueue_many=False`.")
+    if keep_input.shape.ndims > 1:
+        raise ValueError("`keep_input` must be 0 or 1 dimensions.")
+    return keep_input
+
+
+def _dtypes(tensor_list_list):
+    types = [t.dtype for t in tensor_list_list[0]]
+    for tensor_list in tensor_list_list[1:]:
+        other = [t.dtype for t in tensor_list]
+        if other != types:
+            raise TypeError("Expected types to be consistent: {} vs. {}.".format(
+                ", ".join(t.name for t in types), ", ".join(t.name for t in other)))
+    return types
+
+
+def _shapes(tensor_list_list, shapes, enqueue_many):
+    """The queue's shapes: `shapes`, else those of the first list's tensors (per example),
+    which every other list's must be compatible with."""
     if shapes is not None:
-        return [as_shape(s) for s in shapes]
+        return shapes
+    for tensor_list in tensor_list_list:
+        for t in tensor_list[:len(tensor_list_list[0])]:
+            if t.shape.ndims is None:
+                raise ValueError(f"Cannot infer Tensor's rank: {t}")
     merged = []
-    for column in zip(*tensor_lists):
-        shape = TensorShape(None)
-        for t in column:
-            shape = shape.merge_with(t.shape[1:] if enqueue_many else t.shape)
-        if not dynamic_pad and not shape.is_fully_defined():
-            raise ValueError(f"All shapes must be fully defined: {column}")
-        merged.append(shape)
+    for column in zip(*tensor_list_list):
+        shapes_of = [t.shape.with_rank_at_least(1)[1:] if enqueue_many else t.shape
+                     for t in column]
+        for shape in shapes_of[1:]:
+            shapes_of[0].merge_with(shape)  # raises if incompatible
+        merged.append(shapes_of[0].as_list())
     return merged
 
 
-def _batch(tensor_lists, rebuild, queue, batch_size, num_threads, enqueue_many,
-           allow_smaller_final_batch, name):
+# -- enqueueing, with or without keep_input ----------------------------------------------
+
+def _enqueue_op(queue, tensor_list, enqueue_many, keep_input):
+    """The op that enqueues `tensor_list`, or of it what `keep_input` keeps."""
     enqueue = queue.enqueue_many if enqueue_many else queue.enqueue
-    if len(tensor_lists) == 1:
-        ops = [enqueue(tensor_lists[0])] * num_threads
-    else:
-        ops = [enqueue(tensors) for tensors in tensor_lists]
-    add_queue_runner(QueueRunner(queue, ops))
-    dequeue = queue.dequeue_up_to if allow_smaller_final_batch else queue.dequeue_many
-    dequeued = dequeue(batch_size, name=name)
-    return rebuild(dequeued if isinstance(dequeued, (list, tuple)) else [dequeued])
+    if keep_input.shape.ndims == 1:
+        keep = math_ops.cast(keep_input, dtypes.int32)
+        return enqueue([dynamic_partition(t, keep, num_partitions=2)[1] for t in tensor_list])
+    keep = array_ops.constant_value(keep_input)
+    if keep is not None:
+        return enqueue(tensor_list) if keep else control_flow_ops.no_op()
+    # Known only when it runs: TensorFlow builds a tf.cond; the same examples reach the
+    # queue if each one is kept as a row of a batch of (at most) one.
+    rows = [t if enqueue_many else array_ops.expand_dims(t, 0) for t in tensor_list]
+    keep = array_ops.fill(array_ops.shape(rows[0])[:1], math_ops.cast(keep_input, dtypes.int32))
+    return queue.enqueue_many([dynamic_partition(t, keep, num_partitions=2)[1] for t in rows])
 
 
-def _queue_args(tensor_lists, shapes, enqueue_many, dynamic_pad=False):
-    lists = [[convert_to_tensor(t) for t in tensors] for tensors in tensor_lists]
-    types = [t.dtype.base_dtype for t in lists[0]]
-    return lists, types, _shapes(lists, shapes, enqueue_many, dynamic_pad)
+def _enqueue(queue, tensor_list, threads, enqueue_many, keep_input):
+    enqueue = _enqueue_op(queue, tensor_list, enqueue_many, keep_input)
+    add_queue_runner(QueueRunner(queue, [enqueue] * threads))
+
+
+def _enqueue_join(queue, tensor_list_list, enqueue_many, keep_input):
+    add_queue_runner(QueueRunner(queue, [_enqueue_op(queue, tensor_list, enqueue_many,
+                                                     keep_input)
+                                         for tensor_list in tensor_list_list]))
+
+
+def _dequeue(queue, batch_size, allow_smaller_final_batch, name):
+    if allow_smaller_final_batch:
+        return queue.dequeue_up_to(batch_size, name=name)
+    return queue.dequeue_many(batch_size, name=name)
+
+
+def _which_queue(dynamic_pad):
+    return PaddingFIFOQueue if dynamic_pad else FIFOQueue
+
+
+# -- the batching functions --------------------------------------------------------------
+
+def _batch(tensors, batch_size, keep_input, num_threads=1, capacity=32, enqueue_many=False,
+           shapes=None, dynamic_pad=False, allow_smaller_final_batch=False, shared_name=None,
+           name=None):
+    tensor_list = _as_tensor_list(tensors)
+    with api.name_scope(name, "batch", list(tensor_list) + [keep_input]) as name:
+        tensor_list = _validate(tensor_list)
+        keep_input = _validate_keep_input(keep_input, enqueue_many)
+        queue = _which_queue(dynamic_pad)(
+            capacity=capacity, dtypes=_dtypes([tensor_list]),
+            shapes=_shapes([tensor_list], shapes, enqueue_many), shared_name=shared_name)
+        _enqueue(queue, tensor_list, num_threads, enqueue_many, keep_input)
+        summary_ops.scalar(f"fraction_of_{capacity}_full", _fraction_full(queue, capacity))
+        return _as_original_type(
+            tensors, _dequeue(queue, batch_size, allow_smaller_final_batch, name))
+
+
+def _batch_join(tensors_list, batch_size, keep_input, capacity=32, enqueue_many=False,
+                shapes=None, dynamic_pad=False, allow_smaller_final_batch=False,
+                shared_name=None, name=None):
+    tensor_list_list = _as_tensor_list_list(tensors_list)
+    with api.name_scope(name, "batch_join",
+                        [t for tl in tensor_list_list for t in tl] + [keep_input]) as name:
+        tensor_list_list = _validate_join(tensor_list_list)
+        keep_input = _validate_keep_input(keep_input, enqueue_many)
+        queue = _which_queue(dynamic_pad)(
+            capacity=capacity, dtypes=_dtypes(tensor_list_list),
+            shapes=_shapes(tensor_list_list, shapes, enqueue_many), shared_name=shared_name)
+        _enqueue_join(queue, tensor_list_list, enqueue_many, keep_input)
+        summary_ops.scalar(f"fraction_of_{capacity}_full", _fraction_full(queue, capacity))
+        return _as_original_type(
+            tensors_list[0], _dequeue(queue, batch_size, allow_smaller_final_batch, name))
+
+
+def _shuffle_queue(capacity, min_after_dequeue, seed, tensor_list_list, shapes,
+                   enqueue_many, shared_name):
+    return RandomShuffleQueue(
+        capacity=capacity, min_after_dequeue=min_after_dequeue, seed=seed,
+        dtypes=_dtypes(tensor_list_list),
+        shapes=_shapes(tensor_list_list, shapes, enqueue_many), shared_name=shared_name)
+
+
+def _shuffle_summary(queue, capacity, min_after_dequeue):
+    summary_ops.scalar(
+        f"fraction_over_{min_after_dequeue}_of_{capacity - min_after_dequeue}_full",
+        _fraction_full(queue, capacity, min_after_dequeue))
+
+
+def _check_capacity(capacity, min_after_dequeue):
+    if capacity <= min_after_dequeue:
+        raise ValueError(f"capacity {capacity} must be bigger than min_after_dequeue "
+                         f"{min_after_dequeue}.")
+
+
+def _shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, keep_input,
+                   num_threads=1, seed=None, enqueue_many=False, shapes=None,
+                   allow_smaller_final_batch=False, shared_name=None, name=None):
+    tensor_list = _as_tensor_list(tensors)
+    with api.name_scope(name, "shuffle_batch", list(tensor_list) + [keep_input]) as name:
+        _check_capacity(capacity, min_after_dequeue)
+        tensor_list = _validate(tensor_list)
+        keep_input = _validate_keep_input(keep_input, enqueue_many)
+        queue = _shuffle_queue(capacity, min_after_dequeue, seed, [tensor_list], shapes,
+                               enqueue_many, shared_name)
+        _enqueue(queue, tensor_list, num_threads, enqueue_many, keep_input)
+        _shuffle_summary(queue, capacity, min_after_dequeue)
+        return _as_original_type(
+            tensors, _dequeue(queue, batch_size, allow_smaller_final_batch, name))
+
+
+def _shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, keep_input,
+                        seed=None, enqueue_many=False, shapes=None,
+                        allow_smaller_final_batch=False, shared_name=None, name=None):
+    tensor_list_list = _as_tensor_list_list(tensors_list)
+    with api.name_scope(name, "shuffle_batch_join",
+                        [t for tl in tensor_list_list for t in tl] + [keep_input]) as name:
+        tensor_list_list = _validate_join(tensor_list_list)
+        keep_input = _validate_keep_input(keep_input, enqueue_many)
+        queue = _shuffle_queue(capacity, min_after_dequeue, seed, tensor_list_list, shapes,
+                               enqueue_many, shared_name)
+        _enqueue_join(queue, tensor_list_list, enqueue_many, keep_input)
+        _shuffle_summary(queue, capacity, min_after_dequeue)
+        return _as_original_type(
+            tensors_list[0], _dequeue(queue, batch_size, allow_smaller_final_batch, name))
+
+
+def batch(tensors, batch_size, num_threads=1, capacity=32, enqueue_many=False, shapes=None,
+          dynamic_pad=False, allow_smaller_final_batch=False, shared_name=None, name=None):
+    """Batches of `batch_size` examples of `tensors` (a list or dict), filled by
+    `num_threads` threads (queue `batch/fifo_queue`); without allow_smaller_final_batch
+    a short last batch is dropped."""
+    return _batch(tensors, batch_size, True, num_threads, capacity, enqueue_many, shapes,
+                  dynamic_pad, allow_smaller_final_batch, shared_name, name)
+
+
+def maybe_batch(tensors, keep_input, batch_size, num_threads=1, capacity=32,
+                enqueue_many=False, shapes=None, dynamic_pad=False,
+                allow_smaller_final_batch=False, shared_name=None, name=None):
+    """`batch` of the examples whose `keep_input` (a bool scalar, or a vector with
+    enqueue_many) is true."""
+    return _batch(tensors, batch_size, keep_input, num_threads, capacity, enqueue_many,
+                  shapes, dynamic_pad, allow_smaller_final_batch, shared_name, name)
 
 
 def batch_join(tensors_list, batch_size, capacity=32, enqueue_many=False, shapes=None,
                dynamic_pad=False, allow_smaller_final_batch=False, shared_name=None,
                name=None):
-    """Batches of examples from several lists of tensors, one enqueue thread per list."""
-    flat = [_flatten(t) for t in tensors_list]
-    with api.name_scope(name, "batch_join", [t for ts, _ in flat for t in ts]) as name:
-        lists, types, shapes = _queue_args([ts for ts, _ in flat], shapes, enqueue_many,
-                                           dynamic_pad)
-        queue_type = PaddingFIFOQueue if dynamic_pad else FIFOQueue
-        queue = queue_type(capacity=capacity, dtypes=types, shapes=shapes,
-                           shared_name=shared_name)
-        return _batch(lists, flat[0][1], queue, batch_size, 1, enqueue_many,
-                      allow_smaller_final_batch, name)
+    """Batches of examples from several lists (or dicts) of tensors, one enqueue thread
+    per list."""
+    return _batch_join(tensors_list, batch_size, True, capacity, enqueue_many, shapes,
+                       dynamic_pad, allow_smaller_final_batch, shared_name, name)
 
 
-def batch(tensors, batch_size, num_threads=1, capacity=32, enqueue_many=False, shapes=None,
-          dynamic_pad=False, allow_smaller_final_batch=False, shared_name=None, name=None):
-    """Batches of `batch_size` examples, filled by `num_threads` threads (queue
-    `batch/fifo_queue`); without allow_smaller_final_batch a short last batch is dropped."""
-    flat, rebuild = _flatten(tensors)
-    with api.name_scope(name, "batch", flat) as name:
-        lists, types, shapes = _queue_args([flat], shapes, enqueue_many, dynamic_pad)
-        queue_type = PaddingFIFOQueue if dynamic_pad else FIFOQueue
-        queue = queue_type(capacity=capacity, dtypes=types, shapes=shapes,
-                           shared_name=shared_name)
-        return _batch(lists, rebuild, queue, batch_size, num_threads, enqueue_many,
-                      allow_smaller_final_batch, name)
-
-
-def shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, seed=None,
-                       enqueue_many=False, shapes=None, allow_smaller_final_batch=False,
-                       shared_name=None, name=None):
-    """Shuffled batches from several lists of tensors, one enqueue thread per list."""
-    flat = [_flatten(t) for t in tensors_list]
-    with api.name_scope(name, "shuffle_batch_join", [t for ts, _ in flat for t in ts]) as name:
-        lists, types, shapes = _queue_args([ts for ts, _ in flat], shapes, enqueue_many)
-        queue = RandomShuffleQueue(capacity=capacity, min_after_dequeue=min_after_dequeue,
-                                   seed=seed, dtypes=types, shapes=shapes,
-                                   shared_name=shared_name)
-        return _batch(lists, flat[0][1], queue, batch_size, 1, enqueue_many,
-                      allow_smaller_final_batch, name)
+def maybe_batch_join(tensors_list, keep_input, batch_size, capacity=32, enqueue_many=False,
+                     shapes=None, dynamic_pad=False, allow_smaller_final_batch=False,
+                     shared_name=None, name=None):
+    """`batch_join` of the examples whose `keep_input` is true."""
+    return _batch_join(tensors_list, batch_size, keep_input, capacity, enqueue_many, shapes,
+                       dynamic_pad, allow_smaller_final_batch, shared_name, name)
 
 
 def shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, num_threads=1, seed=None,
                   enqueue_many=False, shapes=None, allow_smaller_final_batch=False,
                   shared_name=None, name=None):
     """Shuffled batches (queue `shuffle_batch/random_shuffle_queue`)."""
-    flat, rebuild = _flatten(tensors)
-    with api.name_scope(name, "shuffle_batch", flat) as name:
-        lists, types, shapes = _queue_args([flat], shapes, enqueue_many)
-        queue = RandomShuffleQueue(capacity=capacity, min_after_dequeue=min_after_dequeue,
-                                   seed=seed, dtypes=types, shapes=shapes,
-                                   shared_name=shared_name)
-        return _batch(lists, rebuild, queue, batch_size, num_threads, enqueue_many,
-                      allow_smaller_final_batch, name)
+    return _shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, True,
+                          num_threads, seed, enqueue_many, shapes, allow_smaller_final_batch,
+                          shared_name, name)
+
+
+def maybe_shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, keep_input,
+                        num_threads=1, seed=None, enqueue_many=False, shapes=None,
+                        allow_smaller_final_batch=False, shared_name=None, name=None):
+    """`shuffle_batch` of the examples whose `keep_input` is true."""
+    return _shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, keep_input,
+                          num_threads, seed, enqueue_many, shapes, allow_smaller_final_batch,
+                          shared_name, name)
+
+
+def shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, seed=None,
+                       enqueue_many=False, shapes=None, allow_smaller_final_batch=False,
+                       shared_name=None, name=None):
+    """Shuffled batches from several lists (or dicts) of tensors, one enqueue thread per
+    list."""
+    return _shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, True,
+                               seed, enqueue_many, shapes, allow_smaller_final_batch,
+                               shared_name, name)
+
+
+def maybe_shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue,
+                             keep_input, seed=None, enqueue_many=False, shapes=None,
+                             allow_smaller_final_batch=False, shared_name=None, name=None):
+    """`shuffle_batch_join` of the examples whose `keep_input` is true."""
+    return _shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue,
+                               keep_input, seed, enqueue_many, shapes,
+                               allow_smaller_final_batch, shared_name, name)

@@ -3,36 +3,74 @@
 Client code over ordinary ops, as in TensorFlow: each thread runs one enqueue op in a
 loop. When every thread has seen the queue closed (OutOfRangeError from its input,
 e.g. an exhausted filename queue), the runner closes its queue, so that consumers get
-OutOfRangeError in turn. Other errors go to the coordinator.
+OutOfRangeError in turn. Other errors go to the coordinator. A runner travels in a
+meta graph as a QueueRunnerDef (`to_proto`, `from_proto`): the names of its ops.
 """
 
 import logging
 import threading
+import weakref
 
 from dtfnb.base import errors
+from dtfnb.client.session import BaseSession
 from dtfnb.framework import api
 from dtfnb.framework.default_session import get_default_session
+from dtfnb.framework.graph import get_default_graph
 from dtfnb.framework.graph_keys import GraphKeys
+from dtfnb.protos.queue_runner_pb2 import QueueRunnerDef
 
 log = logging.getLogger("dtfnb.train")
 
 
 class QueueRunner:
     def __init__(self, queue=None, enqueue_ops=None, close_op=None, cancel_op=None,
-                 queue_closed_exception_types=None):
-        if queue is None or not enqueue_ops:
-            raise ValueError("Queue and enqueue_ops must both be given, and enqueue_ops "
-                             "must not be empty.")
+                 queue_closed_exception_types=None, queue_runner_def=None, import_scope=None):
+        if queue_runner_def:
+            if queue or enqueue_ops:
+                raise ValueError("queue_runner_def and queue are mutually exclusive.")
+            self._init_from_proto(queue_runner_def, import_scope)
+        else:
+            self._init_from_args(queue, enqueue_ops, close_op, cancel_op,
+                                 queue_closed_exception_types)
+        self._lock = threading.Lock()
+        self._runs_per_session = weakref.WeakKeyDictionary()
+        self._exceptions_raised = []
+
+    def _init_from_args(self, queue, enqueue_ops, close_op, cancel_op,
+                        queue_closed_exception_types):
+        if not queue or not enqueue_ops:
+            raise ValueError("Must provide queue and enqueue_ops.")
+        if queue_closed_exception_types is not None and (
+                not isinstance(queue_closed_exception_types, tuple)
+                or not queue_closed_exception_types
+                or not all(isinstance(t, type) and issubclass(t, errors.OpError)
+                           for t in queue_closed_exception_types)):
+            # %-formatted as TensorFlow does: a tuple shows its items.
+            raise TypeError("queue_closed_exception_types, when provided, must be a tuple of "  # noqa: UP031
+                            "tf.error types, but saw: %s" % queue_closed_exception_types)
         self._queue = queue
-        self._enqueue_ops = list(enqueue_ops)
+        self._enqueue_ops = enqueue_ops
         self._close_op = close_op if close_op is not None else queue.close()
         self._cancel_op = cancel_op if cancel_op is not None else \
             queue.close(cancel_pending_enqueues=True)
+        self._queue_closed_exception_types = \
+            queue_closed_exception_types or (errors.OutOfRangeError,)
+
+    def _init_from_proto(self, queue_runner_def, import_scope):
+        # As in TensorFlow, `queue` is then the queue's op (its name is all a def keeps).
+        graph = get_default_graph()
+
+        def element(name):
+            return graph.as_graph_element(api.prepend_name_scope(name, import_scope))
+
+        self._queue = element(queue_runner_def.queue_name)
+        self._enqueue_ops = [element(name) for name in queue_runner_def.enqueue_op_name]
+        self._close_op = element(queue_runner_def.close_op_name)
+        self._cancel_op = element(queue_runner_def.cancel_op_name)
         self._queue_closed_exception_types = tuple(
-            queue_closed_exception_types or (errors.OutOfRangeError,))
-        self._lock = threading.Lock()
-        self._runs_per_session = {}
-        self._exceptions_raised = []
+            errors.exception_type_from_error_code(code)
+            for code in queue_runner_def.queue_closed_exception_types) or (
+            errors.OutOfRangeError,)
 
     @property
     def queue(self):
@@ -80,6 +118,7 @@ class QueueRunner:
                     return
         except Exception as err:
             if coord is None:
+                log.error("Exception in QueueRunner: %s", err)
                 with self._lock:
                     self._exceptions_raised.append(err)
                 raise
@@ -101,7 +140,8 @@ class QueueRunner:
             log.debug("Ignored exception: %s", err)
 
     def create_threads(self, sess, coord=None, daemon=False, start=False):
-        """One thread per enqueue op, plus one that closes the queue when `coord` stops.
+        """One thread per enqueue op, plus one that closes the queue when `coord` stops
+        (named `QueueRunnerThread-<queue>-<enqueue op>` and `…-close_on_stop`).
 
         Returns [] if this runner's threads already run for `sess`.
         """
@@ -110,11 +150,12 @@ class QueueRunner:
                 return []
             self._runs_per_session[sess] = len(self._enqueue_ops)
             self._exceptions_raised = []
-        threads = [threading.Thread(target=self._run, args=(sess, op, coord), daemon=daemon)
+        threads = [threading.Thread(target=self._run, args=(sess, op, coord), daemon=daemon,
+                                    name=f"QueueRunnerThread-{self.name}-{op.name}")
                    for op in self._enqueue_ops]
         if coord is not None:
             threads.append(threading.Thread(target=self._close_on_stop, args=(sess, coord),
-                                            name=f"QueueRunnerThread-{self.name}",
+                                            name=f"QueueRunnerThread-{self.name}-close_on_stop",
                                             daemon=daemon))
         for thread in threads:
             if coord is not None:
@@ -122,6 +163,25 @@ class QueueRunner:
             if start:
                 thread.start()
         return threads
+
+    def to_proto(self, export_scope=None):
+        """This runner as a QueueRunnerDef, names relative to `export_scope`; None if its
+        queue is outside that scope."""
+        if export_scope is not None and not self._queue.name.startswith(export_scope):
+            return None
+        return QueueRunnerDef(
+            queue_name=api.strip_name_scope(self._queue.name, export_scope),
+            enqueue_op_name=[api.strip_name_scope(op.name, export_scope)
+                             for op in self._enqueue_ops],
+            close_op_name=api.strip_name_scope(self._close_op.name, export_scope),
+            cancel_op_name=api.strip_name_scope(self._cancel_op.name, export_scope),
+            queue_closed_exception_types=[errors.error_code_from_exception_type(cls)
+                                          for cls in self._queue_closed_exception_types])
+
+    @staticmethod
+    def from_proto(queue_runner_def, import_scope=None):
+        """The runner a QueueRunnerDef names, over the ops of the default graph."""
+        return QueueRunner(queue_runner_def=queue_runner_def, import_scope=import_scope)
 
 
 def add_queue_runner(qr, collection=GraphKeys.QUEUE_RUNNERS):
@@ -138,5 +198,10 @@ def start_queue_runners(sess=None, coord=None, daemon=True, start=True,
             raise ValueError("Cannot start queue runners: No default session is registered. "
                              "Use `with sess.as_default()` or pass an explicit session to "
                              "tf.start_queue_runners(sess=sess)")
+    if not isinstance(sess, BaseSession):
+        # A monitored session started its runners itself.
+        if type(sess).__name__ in ("MonitoredSession", "SingularMonitoredSession"):
+            return []
+        raise TypeError(f"sess must be a `tf.Session` object. Given class: {sess.__class__}")
     return [thread for qr in sess.graph.get_collection(collection)
             for thread in qr.create_threads(sess, coord=coord, daemon=daemon, start=start)]

@@ -25,4 +25,9 @@ def errors(tf):
     return outcome(q.enqueue, ["x"])
 
 
-CASES = {f.__name__: f for f in (add, dequeue_timeout, queue_nodes, errors)}
+def iterate_tensor(tf):
+    t = tf.constant([1, 2])
+    return outcome(list, t), outcome(lambda: [a for a in t])
+
+
+CASES = {f.__name__: f for f in (add, dequeue_timeout, queue_nodes, errors, iterate_tensor)}

@@ -12,16 +12,18 @@ import socket
 
 import numpy as np
 
-# TensorFlow 2.x puts this banner before every error a session raises and appends the
-# failing node; neither is part of what the op said.
+# TensorFlow 2.x puts a banner before every error a session raises, then where the
+# failing node was defined (a Python traceback), and appends the node; none of it is
+# part of what the op said.
 _BANNER = "Graph execution error:\n\n"
+_DEFINED_AT = re.compile(r"^Detected at node .*?\nNode: '[^'\n]*'\n", re.S)
 _NODE_CONTEXT = re.compile(r"\n\t \[\[.*", re.S)
 
 
 def error_message(err):
     message = getattr(err, "message", None) or str(err)
     if message.startswith(_BANNER):
-        message = message[len(_BANNER):]
+        message = _DEFINED_AT.sub("", message[len(_BANNER):])
     return _NODE_CONTEXT.sub("", message).rstrip("\n")
 
 

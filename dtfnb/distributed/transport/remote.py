@@ -427,7 +427,7 @@ class RemoteMaster(_Connection):
         values = [_fetched(incoming.value(tensor)) for tensor in response.tensor]
         self.fetch_streams(incoming)
         if run_metadata is not None:
-            run_metadata.MergeFrom(response.metadata)
+            run_metadata.CopyFrom(response.metadata)  # each run replaces it, as in TF
         return values
 
     def close_session(self, handle):

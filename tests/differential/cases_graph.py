@@ -1,0 +1,339 @@
+"""The graph API: the ops Python operators and builders make (types, names, attrs, dtypes),
+conversions of Python values and their errors, Operation and Graph accessors."""
+
+import operator
+
+import numpy as np
+from observe import node_defs, outcome, run
+
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+# -- Python operators: op type, name, dtype and value, per operand kind ---------------
+
+_OPERATORS = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul,
+    "truediv": operator.truediv, "floordiv": operator.floordiv, "mod": operator.mod,
+    "pow": operator.pow, "lt": operator.lt, "le": operator.le, "gt": operator.gt,
+    "ge": operator.ge}
+_OPERANDS = {
+    "float32": lambda tf: (tf.constant([7.0, -7.5]), tf.constant([2.0, 2.0])),
+    "int32": lambda tf: (tf.constant([7, -7]), tf.constant([2, 2])),
+    "int64": lambda tf: (tf.constant([7, -7], tf.int64), tf.constant([2, 3], tf.int64)),
+    "float_and_python": lambda tf: (tf.constant([7.0, -7.5]), 2),
+    "python_and_int": lambda tf: (3, tf.constant([2, 4])),
+}
+
+
+def _operator_case(fn, operands):
+    def run_case(tf):
+        x, y = operands(tf)
+        z = fn(x, y)
+        return z.op.type, z.op.name, z, [t.op.type for t in z.op.inputs], run(tf, z)
+    return run_case
+
+
+for _op_name, _fn in _OPERATORS.items():
+    for _kind, _operands in _OPERANDS.items():
+        CASES[f"operator_{_op_name}_{_kind}"] = _operator_case(_fn, _operands)
+
+
+def _logical_case(fn):
+    def run_case(tf):
+        x, y = tf.constant([True, True, False]), tf.constant([True, False, False])
+        z = fn(x, y)
+        return z.op.type, z.op.name, run(tf, z), node_defs(tf.get_default_graph())
+    return run_case
+
+
+for _op_name, _fn in {"and": operator.and_, "or": operator.or_, "xor": operator.xor}.items():
+    CASES[f"operator_{_op_name}_bool"] = _logical_case(_fn)
+
+
+@case
+def operator_unary(tf):
+    x = tf.constant([1.5, -2.0])
+    b = tf.constant([True, False])
+    ops = [-x, abs(x), ~b, x[1], x[::-1]]
+    return [(t.op.type, t.op.name) for t in ops], run(tf, ops)
+
+
+@case
+def operator_matmul(tf):
+    a = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+    c = a @ a
+    return c.op.type, c.op.name, run(tf, c), node_defs(tf.get_default_graph())
+
+
+@case
+def operator_string_add(tf):
+    s = tf.constant(["a", "b"]) + "c"
+    return s.op.type, s.op.name, run(tf, s)
+
+
+@case
+def operator_numpy_left(tf):
+    z = np.float32(2.0) * tf.constant([1.0, 2.0])
+    return z.op.type, z.op.name, run(tf, z)
+
+
+@case
+def operator_reflected_python_left(tf):
+    z = 10 - tf.constant([1, 2])
+    return [(op.type, op.name) for op in tf.get_default_graph().get_operations()], run(tf, z)
+
+
+@case
+def integer_division_semantics(tf):
+    x = tf.constant([7, -7, 7, -7])
+    y = tf.constant([2, 2, -2, -2])
+    return run(tf, [x // y, x % y, tf.truncatediv(x, y), tf.truncatemod(x, y), x / y,
+                    tf.div(x, y), tf.floordiv(x, y), tf.floormod(x, y)])
+
+
+@case
+def float_division_semantics(tf):
+    x = tf.constant([7.5, -7.5, 1.0])
+    y = tf.constant([2.0, 2.0, 0.0])
+    return run(tf, [x // y, x % y, tf.truncatediv(x, y), tf.truncatemod(x, y), x / y,
+                    tf.div(x, y), tf.realdiv(x, y)])
+
+
+@case
+def integer_division_by_zero(tf):
+    return outcome(run, tf, tf.constant([1]) // tf.constant([0]))
+
+
+@case
+def builders_names(tf):
+    a = tf.constant([1.0, 2.0])
+    ops = [tf.add(a, a), tf.subtract(a, a), tf.multiply(a, a), tf.realdiv(a, a),
+           tf.truediv(a, a), tf.divide(a, a), tf.floordiv(a, a), tf.mod(a, a),
+           tf.floormod(a, a), tf.pow(a, a), tf.maximum(a, a), tf.minimum(a, a),
+           tf.add_n([a, a]), tf.negative(a), tf.square(a), tf.squared_difference(a, a),
+           tf.truncatediv(a, a), tf.div(a, a)]
+    return [(t.op.type, t.op.name) for t in ops]
+
+
+@case
+def add_gradient_types(tf):
+    a = tf.constant([1.0, 2.0])
+    g = tf.gradients(a * a + a, a)[0]
+    return run(tf, g), sorted({op.type for op in tf.get_default_graph().get_operations()})
+
+
+# -- operand conversion errors -----------------------------------------------------
+
+_MISMATCHES = {
+    "float_plus_str": lambda tf: tf.constant([1.0]) + "x",
+    "str_plus_float": lambda tf: "x" + tf.constant([1.0]),
+    "float_times_int": lambda tf: tf.constant([1.0]) * tf.constant([1]),
+    "int_minus_float": lambda tf: tf.constant([1]) - tf.constant([1.0]),
+    "add_builder_str": lambda tf: tf.add(tf.constant([1.0]), "x"),
+    "float_div_int": lambda tf: tf.constant([1.0]) / tf.constant([1]),
+    "float_floordiv_int": lambda tf: tf.constant([1.0]) // tf.constant([1]),
+    "int_plus_python_float": lambda tf: tf.constant([1]) + 1.5,
+    "python_float_plus_int": lambda tf: 1.5 + tf.constant([1]),
+    "float_plus_none": lambda tf: tf.constant([1.0]) + None,
+    "matmul_types": lambda tf: tf.matmul(tf.constant([[1.0]]), tf.constant([[1]])),
+    "less_types": lambda tf: tf.constant([1.0]) < tf.constant([1]),
+    "maximum_types": lambda tf: tf.maximum(tf.constant([1.0]), tf.constant([1])),
+    "mod_types": lambda tf: tf.constant([1.0]) % tf.constant([1]),
+    "pow_types": lambda tf: tf.constant([1.0]) ** tf.constant([1]),
+}
+for _name, _build in _MISMATCHES.items():
+    CASES[f"mismatch_{_name}"] = _build
+
+
+# -- tf.constant: inference, casting and errors -------------------------------------
+
+_CONSTANTS = {
+    "str_as_float": (["x"], "float32"), "scalar_str_as_float": ("x", "float32"),
+    "float_as_int": ([1.5], "int32"), "scalar_float_as_int": (1.5, "int32"),
+    "wrapping_int32": (2 ** 40, "int32"), "negative_uint8": (-1, "uint8"),
+    "mixed_list": ([1, "a"], "int32"), "ragged": ([[1], [2, 3]], "int32"),
+    "numpy_float_as_int": (np.array([1.5, -2.5]), "int32"), "none": (None, "float32"),
+    "ints_as_string": ([1, 2], "string"), "int_as_string": (3, "string"),
+    "numpy_scalar_as_int64": (np.float64(1.5), "int64"), "bool_as_int": (True, "int32"),
+    "int_as_bool": (1, "bool"), "floats": ([1.0, 2.0], None), "ints": ([1, 2], None),
+    "big_ints": ([1, 2 ** 40], None), "strings": (["a", b"b"], None),
+    "bools": ([True, False], None), "tuple_float": ((1, 2.5), "int32"),
+    "int_as_float": ([1, 2], "float64"), "float16": ([0.5], "float16"),
+    "empty": ([], None), "nested_empty": ([[], []], "int32"), "object": (object, None),
+}
+
+
+def _constant_case(value, dtype):
+    def run_case(tf):
+        c = tf.constant(value, dtype=dtype)
+        return c, run(tf, c)
+    return run_case
+
+
+for _name, (_value, _dtype) in _CONSTANTS.items():
+    CASES[f"constant_{_name}"] = _constant_case(_value, _dtype)
+
+
+@case
+def constant_broadcast_shape(tf):
+    return run(tf, [tf.constant(3, shape=[2, 2]), tf.constant([1, 2, 3, 4], shape=[2, 2])])
+
+
+@case
+def constant_padded_to_shape(tf):
+    return run(tf, [tf.constant([1, 2, 3], shape=[2, 2]), tf.constant([], tf.float32, [2]),
+                    tf.constant(["a"], shape=[3]), tf.constant(np.array([1.5]), shape=[1, 2])])
+
+
+@case
+def constant_too_many_values(tf):
+    return outcome(tf.constant, [1, 2, 3], shape=[2])
+
+
+@case
+def constant_verify_shape(tf):
+    return outcome(tf.constant, [1, 2], shape=[2, 1], verify_shape=True)
+
+
+@case
+def convert_to_tensor_errors(tf):
+    a = tf.constant([1.0])
+    return [outcome(tf.convert_to_tensor, a, dtype=tf.int32),
+            outcome(tf.convert_to_tensor, None),
+            outcome(tf.convert_to_tensor, a.op),
+            outcome(tf.convert_to_tensor, [1.5], dtype=tf.int64),
+            tf.convert_to_tensor(2, preferred_dtype=tf.int64).dtype,
+            tf.convert_to_tensor(2.5, preferred_dtype=tf.int64).dtype]
+
+
+# -- Operation and Graph accessors --------------------------------------------------
+
+@case
+def get_attr_values(tf):
+    p = tf.placeholder(tf.float32, [None, 2], name="p")
+    q = tf.FIFOQueue(2, tf.float32, shared_name="sq", name="q")
+    with tf.colocate_with(p):
+        i = tf.identity(p)
+    return [p.op.get_attr("dtype"), p.op.get_attr("shape"), q.queue_ref.op.get_attr("shared_name"),
+            q.queue_ref.op.get_attr("container"), q.queue_ref.op.get_attr("capacity"),
+            q.queue_ref.op.get_attr("component_types"), i.op.get_attr("_class"),
+            outcome(p.op.get_attr, "nope")]
+
+
+@case
+def common_op_node_defs(tf):
+    # the shape and axis operands are tensors: the names TensorFlow gives the constants it
+    # makes of Python values ("r/shape") are not dtfnb's yet
+    a = tf.constant([[1.0, 2.0]], name="a")
+    p = tf.placeholder(tf.int32, [None], name="p")
+    d = tf.placeholder_with_default(tf.constant(1.0), [], name="d")
+    k = {n: tf.constant(v, name=n) for n, v in (("one", 1), ("zero", 0), ("two", [2]),
+                                                 ("shape", [2, 1]), ("perm", [1, 0]))}
+    tf.identity(a, name="i")
+    tf.cast(p, tf.float32, name="c")
+    tf.reshape(a, k["shape"], name="r")
+    tf.reduce_sum(a, axis=k["one"], name="s")
+    tf.reduce_max(a, axis=k["one"], keepdims=True, name="mx")
+    tf.concat([a, a], k["zero"], name="cc")
+    tf.stack([p, p], name="st")
+    tf.unstack(a, axis=1, name="us")
+    tf.matmul(a, a, transpose_b=True, name="mm")
+    tf.nn.relu(a, name="relu")
+    tf.argmax(a, k["one"], name="am")
+    tf.fill(k["two"], d, name="f")
+    tf.transpose(a, k["perm"], name="t")
+    tf.expand_dims(p, k["zero"], name="e")
+    tf.shape(a, name="sh")
+    tf.size(a, name="sz")
+    tf.rank(a, name="rk")
+    tf.squeeze(a, name="sq")
+    tf.zeros_like(a, name="zl")
+    tf.add_n([a, a], name="an")
+    tf.sigmoid(a, name="sg")
+    tf.tanh(a, name="th")
+    tf.sqrt(a, name="sr")
+    tf.exp(a, name="ex")
+    tf.log(a, name="lg")
+    tf.equal(a, a, name="eq")
+    tf.where(tf.equal(a, a), a, a, name="wh")
+    tf.stop_gradient(a, name="sgr")
+    tf.no_op(name="n")
+    return node_defs(tf.get_default_graph())
+
+
+@case
+def operation_accessors(tf):
+    a = tf.constant(1.0, name="a")
+    b = tf.identity(a, name="b")
+    with tf.control_dependencies([b.op]):
+        c = tf.identity(a, name="c")
+    return [c.op.name, c.op.type, list(c.op.inputs), c.op.control_inputs, c.op.outputs,
+            b.consumers(), a.op.values(), c.op.node_def.input[:], str(a.op.node_def.device),
+            c.value_index, c.op.graph is tf.get_default_graph()]
+
+
+@case
+def graph_lookups(tf):
+    a = tf.constant(1.0, name="a")
+    g = tf.get_default_graph()
+    return [g.as_graph_element("a"), g.as_graph_element("a:0"), g.as_graph_element(a),
+            outcome(g.as_graph_element, "a:1"), outcome(g.as_graph_element, "b"),
+            outcome(g.as_graph_element, "b:0"), outcome(g.as_graph_element, 3),
+            outcome(g.as_graph_element, "a", allow_operation=False),
+            outcome(g.as_graph_element, "a:0", allow_tensor=False),
+            outcome(g.get_tensor_by_name, "a"), outcome(g.get_operation_by_name, "a:0"),
+            outcome(g.get_operation_by_name, "zz"), outcome(g.get_tensor_by_name, "zz:0")]
+
+
+@case
+def unique_names(tf):
+    names = [tf.constant(1, name="x").op.name for _ in range(3)]
+    with tf.name_scope("s"):
+        names.append(tf.constant(1, name="x").op.name)
+        names.append(tf.constant(1).op.name)
+    with tf.name_scope("s"):
+        names.append(tf.constant(1).op.name)
+    g = tf.get_default_graph()
+    names += [g.unique_name("x"), g.unique_name("x", mark_as_used=False),
+              g.get_name_scope()]
+    return names
+
+
+@case
+def graph_version_and_finalize(tf):
+    g = tf.Graph()
+    with g.as_default():
+        tf.constant(1)
+        tf.constant(2)
+        g.finalize()
+        error = outcome(tf.constant, 3)
+    return g.version, g.finalized, error
+
+
+@case
+def version(tf):
+    return tf.__version__, tf.VERSION
+
+
+@case
+def name_scope_per_thread(tf):
+    import threading
+
+    g = tf.get_default_graph()
+    built = []
+    with g.name_scope("outer"), g.device("/cpu:0"):
+        def build():
+            with g.as_default():
+                t = tf.constant(1.0, name="t")
+                built.append((t.op.name, t.device))
+
+        worker = threading.Thread(target=build)
+        worker.start()
+        worker.join()
+        here = tf.constant(1.0, name="here")
+    return built, here.op.name, here.device

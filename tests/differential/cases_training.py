@@ -1,0 +1,140 @@
+"""Training as the chapter's world does it: variables, gradients, optimizers, global
+steps and savers, with constant initial values so that both sides agree. (tf.layers is
+not compared: TensorFlow 2.21 with Keras 3 no longer has it.)"""
+
+import itertools
+import os
+import tempfile
+
+import numpy as np
+from observe import node_defs
+
+X = np.array([[1.0, 2.0], [3.0, -1.0], [0.5, 0.25]], np.float32)
+Y = np.array([[1.0], [-2.0], [0.5]], np.float32)
+
+
+def _linear_loss(tf):
+    w = tf.Variable([[0.5], [-0.25]], name="w")
+    b = tf.Variable([0.1], name="b")
+    loss = tf.reduce_mean(tf.square(tf.matmul(tf.constant(X), w) + b - Y))
+    return w, b, loss
+
+
+def _optimizers(tf):
+    return {
+        "sgd": lambda: tf.train.GradientDescentOptimizer(0.1),
+        "momentum": lambda: tf.train.MomentumOptimizer(0.05, 0.9),
+        "nesterov": lambda: tf.train.MomentumOptimizer(0.05, 0.9, use_nesterov=True),
+        "adam": lambda: tf.train.AdamOptimizer(0.05),
+        "rmsprop": lambda: tf.train.RMSPropOptimizer(0.05),
+        "rmsprop_centered": lambda: tf.train.RMSPropOptimizer(0.05, momentum=0.5,
+                                                              centered=True),
+        "adagrad": lambda: tf.train.AdagradOptimizer(0.1),
+    }
+
+
+def _train(name, with_global_step):
+    def case(tf):
+        w, b, loss = _linear_loss(tf)
+        step = tf.train.get_or_create_global_step() if with_global_step else None
+        train = _optimizers(tf)[name]().minimize(loss, global_step=step)
+        slots = sorted(v.op.name for v in tf.global_variables())
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            losses = [sess.run([train, loss])[1] for _ in range(5)]
+            return (losses, sess.run([w, b]), slots,
+                    sess.run(step) if with_global_step else None, train.type)
+    return case
+
+
+def gradients_of_a_small_network(tf):
+    x = tf.constant(X)
+    h = tf.nn.relu(tf.matmul(x, tf.constant([[0.5, -1.0, 0.25], [1.0, 0.5, -0.5]])))
+    out = tf.reduce_sum(tf.nn.sigmoid(h) * tf.tanh(h), axis=1)
+    loss = tf.reduce_mean(tf.square(out - tf.constant([1.0, 0.0, 0.5])))
+    grads = tf.gradients(loss, [x, h])
+    with tf.Session() as sess:
+        return sess.run(grads), [g.dtype for g in grads], [g.get_shape() for g in grads]
+
+
+def softmax_cross_entropy(tf):
+    logits = tf.constant([[2.0, 1.0, 0.1], [0.5, 2.5, -1.0]])
+    labels = tf.constant([0, 1])
+    sparse = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+    dense = tf.nn.softmax_cross_entropy_with_logits_v2(labels=tf.one_hot(labels, 3),
+                                                       logits=logits)
+    grad = tf.gradients(tf.reduce_sum(sparse), logits)[0]
+    with tf.Session() as sess:
+        return sess.run([sparse, dense, tf.nn.softmax(logits), grad]), sparse.op.type
+
+
+def variable_initializer_graph(tf):
+    with tf.variable_scope("layer"):
+        tf.get_variable("kernel", [2, 3], initializer=tf.zeros_initializer())
+        tf.get_variable("bias", [3], initializer=tf.constant_initializer(1.0))
+    return node_defs(tf.get_default_graph())
+
+
+def global_step_and_count(tf):
+    step = tf.train.get_or_create_global_step()
+    inc = tf.assign_add(step, 1)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(3):
+            sess.run(inc)
+        return sess.run(step), step.dtype, step.name, tf.train.global_step(sess, step)
+
+
+def uninitialized_variable(tf):
+    v = tf.Variable(1.0, name="v")
+    with tf.Session() as sess:
+        return sess.run(tf.report_uninitialized_variables()), sess.run(v)
+
+
+def saver_round_trip(tf):
+    w, b, loss = _linear_loss(tf)
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    saver = tf.train.Saver()
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "model.ckpt")
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(train)
+            trained = sess.run([w, b])
+            saved = saver.save(sess, path, global_step=7)
+        with tf.Session() as sess:
+            saver.restore(sess, saved)
+            restored = sess.run([w, b])
+        latest = tf.train.latest_checkpoint(folder)
+        return (trained, restored, os.path.basename(saved), os.path.basename(latest),
+                sorted(f for f in os.listdir(folder) if not f.startswith(".")))
+
+
+def clip_gradients(tf):
+    w, b, loss = _linear_loss(tf)
+    grads = tf.gradients(loss * 100.0, [w, b])
+    clipped, norm = tf.clip_by_global_norm(grads, 1.0)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        return sess.run([clipped, norm, tf.clip_by_norm(grads[0], 0.5)])
+
+
+def compute_and_apply_gradients(tf):
+    w, b, loss = _linear_loss(tf)
+    opt = tf.train.GradientDescentOptimizer(0.5)
+    pairs = opt.compute_gradients(loss)
+    apply = opt.apply_gradients([(g * 0.5, v) for g, v in pairs], name="apply")
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(apply)
+        return sess.run([w, b]), [v.op.name for _, v in pairs], apply.name, apply.type
+
+
+CASES = {f"train_{name}{'_global_step' if step else ''}": _train(name, step)
+         for name, step in itertools.product(
+             ["sgd", "momentum", "nesterov", "adam", "rmsprop", "rmsprop_centered",
+              "adagrad"], [False, True])}
+CASES.update({f.__name__: f for f in (
+    gradients_of_a_small_network, softmax_cross_entropy,
+    variable_initializer_graph, global_step_and_count, uninitialized_variable,
+    saver_round_trip, clip_gradients, compute_and_apply_gradients)})
