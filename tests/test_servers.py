@@ -147,7 +147,7 @@ def test_ops_on_a_queue_or_a_variable_run_on_its_task_whatever_their_device_bloc
     metadata = tf.RunMetadata()
     with tf.Session(worker.target) as sess:
         sess.run(var.initializer)
-        sess.run([enqueue, size], options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+        sess.run([enqueue, size], options=tf.RunOptions(output_partition_graphs=True),
                  run_metadata=metadata)
         assert sess.run(queue.dequeue()) == 2.0
     placed = {n.name: n.device for g in metadata.partition_graphs for n in g.node}
