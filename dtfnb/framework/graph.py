@@ -157,7 +157,11 @@ class Graph:
                 break
             if callable(entry):
                 result = entry(op)
-                op._set_device(result or "")
+                if isinstance(result, device_spec.DeviceSpec):
+                    result = result.to_string()
+                if not isinstance(result, str):  # TensorFlow's message, None included
+                    raise TypeError(f"Expected binary or unicode string, got {result!r}")
+                op._set_device(result)
             else:
                 op._set_device(device_spec.merge(entry, op.device))
 

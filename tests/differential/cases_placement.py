@@ -177,9 +177,149 @@ def soft_placement_in_a_cluster(tf):
     return traced(tf, servers["worker"][0].target, [y], config=config, feed_dict={a: 1.0})
 
 
+# Variables: initializers run on the variable's device --------------------------------
+
+
+def initializers_of_get_variable(tf):
+    config = tf.ConfigProto(device_count={"CPU": 2})
+    with tf.device("/cpu:1"):
+        w = tf.get_variable("w", [2], initializer=tf.zeros_initializer())
+        b = tf.get_variable("b", [], initializer=tf.constant_initializer(3.0))
+        v = tf.Variable(lambda: tf.ones([2]), name="v")
+        u = tf.Variable([1.0, 2.0], name="u")
+    init = tf.global_variables_initializer()
+    return (requested(tf.get_default_graph()),
+            traced(tf, "", [init], [w + b, v + u], config=config))
+
+
+def initializers_on_the_ps(tf):
+    servers = cluster(tf)
+    x = tf.placeholder(tf.float32, [1, 2], name="x")
+    with tf.device(tf.train.replica_device_setter(ps_tasks=1,
+                                                  worker_device="/job:worker/task:0")):
+        with tf.variable_scope("dense"):
+            kernel = tf.get_variable("kernel", [2, 1], initializer=tf.ones_initializer())
+            bias = tf.get_variable("bias", [1], initializer=tf.zeros_initializer())
+        y = [tf.matmul(x, kernel, name="mm"), tf.negative(bias, name="neg")]
+    init = tf.global_variables_initializer()
+    with tf.Session(servers["worker"][0].target) as sess:
+        return (requested(tf.get_default_graph()), placed(tf, sess, init),
+                placed(tf, sess, y, {x: [[1.0, 2.0]]}))
+
+
+def group_across_devices(tf):
+    with tf.device("/job:ps/task:1"):
+        a = tf.no_op(name="a")
+        b = tf.no_op(name="b")
+    with tf.device("/job:worker"):
+        c = tf.no_op(name="c")
+        one = tf.group(a, b)
+        two = tf.group(c, a, b, name="both")
+    return requested(tf.get_default_graph()), [str(op.name) for op in two.control_inputs], one
+
+
+# Devices: scopes, functions, colocation, soft placement -----------------------------
+
+SCOPES = ["/job:ps", "/job:ps/task:1", "/replica:1/task:2", "/cpu:0", "/device:GPU:1",
+          "/job:worker/device:CPU:*"]
+
+
+def nested_scopes(outer, inner):
+    def case(tf):
+        with tf.device(outer), tf.device(inner):
+            a = tf.constant(1.0, name="a")
+            with tf.device(None):
+                b = tf.constant(1.0, name="b")
+            with tf.device(""):
+                c = tf.constant(1.0, name="c")
+        return a.device, b.device, c.device
+    case.__name__ = f"nested_scopes:{outer}+{inner}"
+    return case
+
+
+def device_functions(tf):
+    def by_type(op):
+        return "/cpu:1" if op.type == "Const" else ""
+
+    with tf.device("/job:worker/task:2"), tf.device(by_type):
+        a = tf.constant(1.0, name="a")
+        b = tf.add(a, a, name="b")
+        with tf.device("/device:GPU:0"):
+            c = tf.add(b, a, name="c")
+    with tf.device(by_type), tf.device("/job:ps"):
+        d = tf.constant(1.0, name="d")
+    with tf.device(lambda op: tf.DeviceSpec(job="ps", task=3)):
+        e = tf.constant(1.0, name="e")
+    return [t.device for t in (a, b, c, d, e)]
+
+
+def device_function_returning_none(tf):
+    with tf.device(lambda op: None):
+        return tf.constant(1.0, name="a").device
+
+
+def colocate_with_an_op(tf):
+    with tf.device("/job:ps/task:0"):
+        a = tf.constant(1.0, name="a")
+        free = tf.constant(1.0, name="free")
+    with tf.device("/job:worker"):
+        with tf.colocate_with(a):
+            b = tf.add(a, 1.0, name="b")
+            with tf.device("/cpu:0"):
+                c = tf.add(b, 1.0, name="c")
+            with tf.colocate_with(free):
+                d = tf.add(b, 1.0, name="d")
+            with tf.colocate_with(free, ignore_existing=True):
+                e = tf.add(b, 1.0, name="e")
+        with tf.colocate_with(b.op):
+            f = tf.add(b, 1.0, name="f")
+    del c, d, e, f
+    return requested(tf.get_default_graph())
+
+
+def placed_locally(tf):
+    config = tf.ConfigProto(device_count={"CPU": 3})
+    a = tf.placeholder(tf.float32, name="a")
+    x = tf.placeholder(tf.float32, name="x")
+    with tf.device("/cpu:2"):
+        b = tf.add(a, x, name="b")
+    with tf.colocate_with(b):
+        c = tf.add(b, a, name="c")
+    with tf.device("/job:localhost/replica:0/task:0/device:CPU:1"):
+        d = tf.add(c, a, name="d")
+    e = tf.add(d, a, name="e")
+    with tf.Session(config=config) as sess:
+        return placed(tf, sess, e, {a: 1.0, x: 2.0})
+
+
+def soft_placement_locally(tf):
+    a = tf.placeholder(tf.float32, name="a")
+    with tf.device("/gpu:0"):
+        b = tf.add(a, a, name="b")
+    with tf.device("/cpu:3"):
+        c = tf.add(b, a, name="c")
+    with tf.Session(config=tf.ConfigProto(allow_soft_placement=True)) as sess:
+        return placed(tf, sess, c, {a: 1.0})
+
+
+def absent_devices(kind):
+    def case(tf):
+        with tf.device(kind):
+            bad = tf.constant(1.0, name="bad")
+        with tf.Session() as sess:
+            return outcome(sess.run, bad)
+    case.__name__ = f"absent_device:{kind}"
+    return case
+
+
 CASES = {f.__name__: f for f in (
     producer_trainer, assign_and_read_on_a_worker, accumulator_on_the_ps, reader_on_the_ps,
     queue_kinds_on_the_ps, chained_devices_in_a_cluster,
     variables_on_two_ps_tasks_with_the_replica_device_setter,
     replica_device_setter_with_a_cluster_and_ps_ops, replica_device_setter_with_a_ps_strategy,
-    unknown_job_in_a_cluster, soft_placement_in_a_cluster)}
+    unknown_job_in_a_cluster, soft_placement_in_a_cluster, initializers_of_get_variable,
+    initializers_on_the_ps, group_across_devices, device_functions,
+    device_function_returning_none, colocate_with_an_op,
+    placed_locally, soft_placement_locally,
+    *(nested_scopes(outer, inner) for outer in SCOPES for inner in SCOPES if outer != inner),
+    *(absent_devices(kind) for kind in ("/cpu:5", "/gpu:0", "/job:ps", "/device:TPU:0")))}
