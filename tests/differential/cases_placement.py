@@ -312,6 +312,19 @@ def absent_devices(kind):
     return case
 
 
+def replica_device_setter(ps_tasks, worker_device):
+    def case(tf):
+        with tf.device("/job:worker/task:3"), tf.device(tf.train.replica_device_setter(
+                ps_tasks=ps_tasks, worker_device=worker_device)):
+            weights = [tf.Variable(float(i), name=f"w{i}") for i in range(4)]
+            tf.add_n(weights, name="total")
+            with tf.device("/job:ps/task:0"):
+                tf.Variable(9.0, name="pinned")
+        return requested(tf.get_default_graph())
+    case.__name__ = f"replica_device_setter:{ps_tasks}:{worker_device}"
+    return case
+
+
 CASES = {f.__name__: f for f in (
     producer_trainer, assign_and_read_on_a_worker, accumulator_on_the_ps, reader_on_the_ps,
     queue_kinds_on_the_ps, chained_devices_in_a_cluster,
@@ -322,4 +335,7 @@ CASES = {f.__name__: f for f in (
     device_function_returning_none, colocate_with_an_op,
     placed_locally, soft_placement_locally,
     *(nested_scopes(outer, inner) for outer in SCOPES for inner in SCOPES if outer != inner),
-    *(absent_devices(kind) for kind in ("/cpu:5", "/gpu:0", "/job:ps", "/device:TPU:0")))}
+    *(replica_device_setter(ps_tasks, worker) for ps_tasks in (1, 2, 3)
+      for worker in ("/job:worker", "/job:worker/task:1/cpu:0")),
+    *(absent_devices(kind) for kind in ("/cpu:5", "/gpu:0", "/job:ps", "/device:TPU:0",
+                                                "/job:localhost/task:1", "/replica:1")))}
