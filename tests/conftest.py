@@ -57,10 +57,14 @@ def in_thread(fn):
 
 
 @pytest.fixture(autouse=True)
-def no_thread_leaks():
-    """Fails a test that leaves threads behind (sessions must shut their pools down)."""
+def no_thread_leaks(request):
+    """Fails a test that leaves threads behind (sessions must shut their pools down),
+    unless it set `request.node.keeps_threads`: it ran on servers meant to live until
+    the process exits."""
     before = set(threading.enumerate())
     yield
+    if getattr(request.node, "keeps_threads", False):
+        return
 
     def leaked():
         return [t for t in threading.enumerate() if t not in before and t.is_alive()]

@@ -229,16 +229,29 @@ def test_device_none_clears_the_device_and_stops_functions():
     assert c.op.device == d.op.device == ""
 
 
-def test_device_function_returning_none_or_a_device_spec():
-    with tf.device(lambda op: None):
-        a = tf.constant(1.0)
+def test_device_function_returning_a_device_spec_or_none():
     with tf.device(lambda op: tf.DeviceSpec(device_type="GPU", device_index=0)):
         b = tf.constant(1.0)
-    assert a.op.device == ""
     assert b.op.device == "/device:GPU:0"
+    with tf.device(lambda op: None), pytest.raises(TypeError, match="got None"):
+        tf.constant(1.0)  # as in TensorFlow: "" is how a function asks for no device
 
 
 # -- colocation, containers ---------------------------------------------------------------
+
+
+def test_variable_initializers_and_their_group_are_where_the_variable_is():
+    with tf.device("/job:ps/task:1"):
+        w = tf.get_variable("w", [2], initializer=tf.zeros_initializer())
+        read = w.read_value()
+    with tf.device("/job:worker"):
+        reread = w.read_value()  # only reads: not colocated, as in TensorFlow
+        init = tf.global_variables_initializer()
+    zeros = tf.get_default_graph().get_operation_by_name("w/Initializer/zeros")
+    assert (zeros.device, zeros.get_attr("_class")) == ("", [b"loc:@w"])
+    assert w.op.get_attr("_class") == [b"loc:@w"]
+    assert (read.device, reread.device, init.device) == ("/job:ps/task:1", "/job:worker",
+                                                         "/job:ps/task:1")
 
 
 def test_colocate_with_takes_the_device_and_group_of_the_op():

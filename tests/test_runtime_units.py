@@ -52,12 +52,32 @@ def test_unpinned_prefers_gpu_and_falls_back_to_cpu_without_a_gpu_kernel():
     assert run_place(nodes, [CPU, GPU]) == {"f": GPU, "i": CPU}
 
 
-def test_ref_edges_colocate_and_pins_fill_from_the_masters_task():
+def test_ref_edges_colocate_and_partial_pins_prefer_the_masters_task_then_names():
     nodes = [node("x", "VariableV2", device="/job:ps", out=(F32._as_ref,)),
-             node("x/Assign", "Assign", ["x"]), node("y", "Add", device="/task:1")]
+             node("x/Assign", "Assign", ["x"], device="/job:worker"),
+             node("x/read", "Identity", ["x"], device="/job:worker"),
+             node("y", "Add", device="/task:1"), node("z", "Add", device="/task:0")]
     placement = run_place(nodes, [PS0, PS1, WORKER0, WORKER1],
                           task=DeviceSpec("worker", 0, 0))
-    assert placement == {"x": PS0, "x/Assign": PS0, "y": WORKER1}
+    # Assign uses the ref in place; Identity only reads it. As in TensorFlow, a spec
+    # with no job is any task's: the master's if it matches, else the first by name.
+    assert placement == {"x": PS0, "x/Assign": PS0, "x/read": WORKER0, "y": PS1,
+                         "z": WORKER0}
+
+
+def test_a_resource_edge_overrides_its_users_pin_and_classes_must_agree():
+    handle = dtypes.resource
+    nodes = [node("q", "FIFOQueueV2", device="/job:ps/task:0", out=(handle,)),
+             node("put", "QueueEnqueueV2", ["q"], device="/job:worker/task:1", out=()),
+             node("c", "Add", device="/job:worker/task:1", _class=["loc:@put"])]
+    devices = [PS0, WORKER0, WORKER1]
+    with pytest.raises(InvalidArgumentError, match=r"Cannot colocate nodes "
+                       r"\{\{colocation_node c\}\} and \{\{colocation_node put\}\}: Cannot "
+                       r"merge devices with incompatible jobs: '/job:ps/task:0' and "
+                       r"'/job:worker/task:1'"):
+        run_place(nodes, devices, task=DeviceSpec("worker", 0, 0))
+    placement = run_place(nodes, devices, task=DeviceSpec("worker", 0, 0), soft=True)
+    assert placement == {"q": PS0, "put": PS0, "c": WORKER1}  # soft: c stays apart
 
 
 def test_impossible_pin_fails_or_softly_falls_back():

@@ -134,6 +134,28 @@ def test_unknown_job_and_soft_placement_in_a_cluster(servers):
         assert sess.run(on_gpu) == 2.0
 
 
+def test_ops_on_a_queue_or_a_variable_run_on_its_task_whatever_their_device_block(servers):
+    cluster = cluster_dict(ps=1, worker=1)
+    worker = servers(cluster, "worker", 0)
+    servers(cluster, "ps", 0)
+    with tf.device("/job:ps/task:0"):
+        queue = tf.FIFOQueue(2, tf.float32, name="q")
+        var = tf.Variable(1.0, name="v")
+    with tf.device("/job:worker/task:0"):  # the producer/trainer pattern
+        enqueue = queue.enqueue(var * 2.0)
+        size = queue.size()
+    metadata = tf.RunMetadata()
+    with tf.Session(worker.target) as sess:
+        sess.run(var.initializer)
+        sess.run([enqueue, size], options=tf.RunOptions(output_partition_graphs=True),
+                 run_metadata=metadata)
+        assert sess.run(queue.dequeue()) == 2.0
+    placed = {n.name: n.device for g in metadata.partition_graphs for n in g.node}
+    ps = "/job:ps/replica:0/task:0/device:CPU:0"
+    assert (placed["q_enqueue"], placed["q_Size"]) == (ps, ps)
+    assert placed["mul"] == "/job:worker/replica:0/task:0/device:CPU:0"
+
+
 def test_device_filters_leave_out_other_workers_even_when_they_are_down(servers):
     cluster = cluster_dict(ps=1, worker=3)  # worker 2 never starts
     worker = servers(cluster, "worker", 1)

@@ -50,6 +50,7 @@ class Graph:
         self._names_in_use = {}
         self._thread_names = threading.local()
         self._stacks = _Stacks()     # shared by every thread, as in TensorFlow
+        self._attr_scope_map = {}    # attrs every op created in an _attr_scope gets
         self._container = ""
         self._collections = {}
         self._unfeedable = set()
@@ -136,19 +137,31 @@ class Graph:
         return f"{name}_{count - 1}"
 
     def _apply_device(self, op):
-        # An op taking a ref input is colocated with it (TensorFlow's op_def_library does so).
+        for key, value in self._attr_scope_map.items():
+            op._attrs.setdefault(key, value)
+        # An op that uses refs in place is built inside colocate_with(each), as
+        # TensorFlow's op_def_library does: no device block applies to it then.
         refs = [t.op for t in op._inputs if t.dtype.is_ref_dtype] \
-            if registry.op_def(op._type).ref_inputs else []
-        stack = self._colocation_stack + refs[:1]
+            if registry.op_def(op.type).ref_inputs else []
+        if not refs:
+            self._apply_device_functions(op)
+        stack = self._colocation_stack + refs
         if stack:
-            target = stack[-1]
-            groups = []
-            for colocated in stack:
-                groups.extend(g for g in colocated.colocation_groups() if g not in groups)
-            op._attrs["_class"] = groups
-            op._set_device(target.device)
-            return
-        self._apply_device_functions(op)
+            op._attrs["_class"] = sorted({g for c in stack for g in c.colocation_groups()})
+            # the device of the innermost colocation op that has one
+            device = next((c.device for c in reversed(stack) if c.device), None)
+            if device is not None:
+                op._set_device(device)
+
+    @contextlib.contextmanager
+    def _attr_scope(self, attrs):
+        """Ops created in the block get `attrs` (those they set themselves stay)."""
+        saved = self._attr_scope_map
+        self._attr_scope_map = {**saved, **attrs}
+        try:
+            yield
+        finally:
+            self._attr_scope_map = saved
 
     def _apply_device_functions(self, op):
         """Applies the device stack to `op`, innermost block first (the importer uses it too)."""
@@ -157,7 +170,11 @@ class Graph:
                 break
             if callable(entry):
                 result = entry(op)
-                op._set_device(result or "")
+                if isinstance(result, device_spec.DeviceSpec):
+                    result = result.to_string()
+                if not isinstance(result, str):  # TensorFlow's message, None included
+                    raise TypeError(f"Expected binary or unicode string, got {result!r}")
+                op._set_device(result)
             else:
                 op._set_device(device_spec.merge(entry, op.device))
 

@@ -8,9 +8,12 @@ from dtfnb.base.shapes import unknown_shape
 
 
 class OpDef:
+    """`ref_inputs`: its ref-typed inputs are refs it uses in place (TensorFlow's `is_ref`
+    input args, as Assign's), not values it reads: it is built colocated with them."""
+
     __slots__ = ("name", "shape_fn", "stateful", "ref_inputs")
 
-    def __init__(self, name, shape_fn, stateful, ref_inputs):
+    def __init__(self, name, shape_fn, stateful, ref_inputs=False):
         self.name = name
         self.shape_fn = shape_fn
         self.stateful = stateful
@@ -21,11 +24,8 @@ _OP_DEFS = {}
 _GRADIENTS = {}
 
 
-def define_op(name, shape_fn=None, stateful=False, ref_inputs=True):
-    """Declares an op type; `shape_fn(op)` returns one TensorShape per output.
-
-    An op is placed with a ref it takes (a variable it updates), unless its inputs are
-    not refs by definition (`ref_inputs=False`: given one, it reads the value)."""
+def define_op(name, shape_fn=None, stateful=False, ref_inputs=False):
+    """Declares an op type; `shape_fn(op)` returns one TensorShape per output."""
     _OP_DEFS[name] = OpDef(name, shape_fn, stateful, ref_inputs)
 
 

@@ -29,13 +29,13 @@ def _switch(ctx, step, data, pred):
     return (DEAD, data) if pred else (data, DEAD)
 
 
-@register_kernel("RefSwitch")
+@register_kernel("RefSwitch", ref_inputs=True)
 def _ref_switch(ctx, step, data, pred):
     return (DEAD, data) if pred else (data, DEAD)
 
 
 @register_kernel("Merge")
-@register_kernel("RefMerge")
+@register_kernel("RefMerge", ref_inputs=True)
 def _merge(ctx, step, *inputs):
     """The first input that is alive; the executor runs a Merge once one is (or with all
     of them dead, not at all). An input not delivered in this iteration is None."""
@@ -54,8 +54,8 @@ def _forward(ctx, step, data):
     return value_of(data)
 
 
-@register_kernel("RefEnter")
-@register_kernel("RefExit")
-@register_kernel("RefNextIteration")
+@register_kernel("RefEnter", ref_inputs=True)
+@register_kernel("RefExit", ref_inputs=True)
+@register_kernel("RefNextIteration", ref_inputs=True)
 def _forward_ref(ctx, step, data):
     return data

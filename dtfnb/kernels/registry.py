@@ -7,6 +7,7 @@ cancellation, rendezvous, feeds and fetches).
 """
 
 _KERNELS = {}
+_REF_INPUT_OPS = set()
 
 
 class KernelDef:
@@ -27,14 +28,18 @@ class KernelDef:
 
 
 def register_kernel(op_type, device=("CPU", "GPU"), constraints=None, blocking=False,
-                    expensive=False):
+                    expensive=False, ref_inputs=False):
     """Decorator registering `fn` for `op_type` on each device type in `device`.
 
     `constraints` maps an attr (e.g. "dtype") to the dtypes this kernel accepts;
     `blocking` kernels may wait (queues, Recv) and never hold an inter-op thread
     that other ready work needs; `expensive` ones may run in parallel on the pool.
+    `ref_inputs`: the op's ref-typed inputs are refs it uses in place (as Assign's), so
+    it runs where they live; other ops only read a ref's value, wherever they run.
     """
     device_types = (device,) if isinstance(device, str) else tuple(device)
+    if ref_inputs:
+        _REF_INPUT_OPS.add(op_type)
 
     def decorate(fn):
         for device_type in device_types:
@@ -54,6 +59,10 @@ def find_kernel(op_type, device_type, attrs):
 
 def has_kernel(op_type, device_type, attrs):
     return find_kernel(op_type, device_type, attrs) is not None
+
+
+def takes_refs(op_type):
+    return op_type in _REF_INPUT_OPS
 
 
 def known_op(op_type):

@@ -29,7 +29,7 @@ register_kernel("VariableV2", device="CPU")(_variable)
 register_kernel("VariableV2", device="GPU", constraints={"dtype": GPU_VARIABLE_TYPES})(_variable)
 
 
-@register_kernel("Assign")
+@register_kernel("Assign", ref_inputs=True)
 def _assign(ctx, step, ref, value):
     value = ctx.xp.array(value_of(value), copy=True)
     with ref.lock:
@@ -37,19 +37,19 @@ def _assign(ctx, step, ref, value):
     return ref
 
 
-@register_kernel("AssignAdd")
+@register_kernel("AssignAdd", ref_inputs=True)
 def _assign_add(ctx, step, ref, value):
     ref.update(lambda old: old + value_of(value))
     return ref
 
 
-@register_kernel("AssignSub")
+@register_kernel("AssignSub", ref_inputs=True)
 def _assign_sub(ctx, step, ref, value):
     ref.update(lambda old: old - value_of(value))
     return ref
 
 
-@register_kernel("CountUpTo")
+@register_kernel("CountUpTo", ref_inputs=True)
 def _count_up_to(ctx, step, ref):
     limit = ctx.attrs["limit"]
     with ref.lock:
@@ -60,6 +60,6 @@ def _count_up_to(ctx, step, ref):
     return old
 
 
-@register_kernel("IsVariableInitialized")
+@register_kernel("IsVariableInitialized", ref_inputs=True)
 def _is_initialized(ctx, step, ref):
     return ctx.xp.asarray(ref.initialized)

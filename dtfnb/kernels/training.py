@@ -42,7 +42,7 @@ def _descend(ctx, amount):
     return descend
 
 
-@register_kernel("ApplyGradientDescent")
+@register_kernel("ApplyGradientDescent", ref_inputs=True)
 def _apply_gradient_descent(ctx, step, var, alpha, delta):
     _check_scalar(alpha, "alpha")
     _checked(var, delta=delta)
@@ -51,7 +51,7 @@ def _apply_gradient_descent(ctx, step, var, alpha, delta):
     return var
 
 
-@register_kernel("ApplyMomentum")
+@register_kernel("ApplyMomentum", ref_inputs=True)
 def _apply_momentum(ctx, step, var, accum, lr, grad, momentum):
     _check_scalar(lr, "lr")
     _check_scalar(momentum, "momentum")
@@ -64,7 +64,7 @@ def _apply_momentum(ctx, step, var, accum, lr, grad, momentum):
     return var
 
 
-@register_kernel("ApplyAdam")
+@register_kernel("ApplyAdam", ref_inputs=True)
 def _apply_adam(ctx, step, var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon,
                 grad):
     for name, value in (("beta1_power", beta1_power), ("beta2_power", beta2_power),
@@ -83,7 +83,7 @@ def _apply_adam(ctx, step, var, m, v, beta1_power, beta2_power, lr, beta1, beta2
     return var
 
 
-@register_kernel("ApplyRMSProp")
+@register_kernel("ApplyRMSProp", ref_inputs=True)
 def _apply_rms_prop(ctx, step, var, ms, mom, lr, rho, momentum, epsilon, grad):
     for name, value in (("lr", lr), ("rho", rho), ("momentum", momentum),
                         ("epsilon", epsilon)):
@@ -96,7 +96,7 @@ def _apply_rms_prop(ctx, step, var, ms, mom, lr, rho, momentum, epsilon, grad):
     return var
 
 
-@register_kernel("ApplyCenteredRMSProp")
+@register_kernel("ApplyCenteredRMSProp", ref_inputs=True)
 def _apply_centered_rms_prop(ctx, step, var, mg, ms, mom, lr, rho, momentum, epsilon, grad):
     for name, value in (("lr", lr), ("rho", rho), ("momentum", momentum),
                         ("epsilon", epsilon)):
@@ -111,7 +111,7 @@ def _apply_centered_rms_prop(ctx, step, var, mg, ms, mom, lr, rho, momentum, eps
     return var
 
 
-@register_kernel("ApplyAdagrad")
+@register_kernel("ApplyAdagrad", ref_inputs=True)
 def _apply_adagrad(ctx, step, var, accum, lr, grad):
     _check_scalar(lr, "lr")
     _checked(var, accum=accum, grad=grad)
@@ -138,14 +138,14 @@ def _publish_updates(ctx, computed_at, applied_at, dropped, loss):
             loss=0.0 if loss is None else float(loss))))
 
 
-@register_kernel("RecordGradientStaleness", device="CPU")
+@register_kernel("RecordGradientStaleness", device="CPU", ref_inputs=True)
 def _record_gradient_staleness(ctx, step, computed_at, global_step, loss=None):
     events = ctx.device.events
     if events is not None and events.watching:  # nobody watches: nothing to read
         _publish_updates(ctx, int(computed_at), int(value_of(global_step)), False, loss)
 
 
-@register_kernel("GradientStalenessGate", device="CPU")
+@register_kernel("GradientStalenessGate", device="CPU", ref_inputs=True)
 def _gradient_staleness_gate(ctx, step, computed_at, global_step, loss=None):
     attrs = ctx.attrs
     computed_at, applied_at = int(computed_at), int(value_of(global_step))

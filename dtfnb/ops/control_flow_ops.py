@@ -24,11 +24,28 @@ def _as_op(item):
 
 
 def group(*inputs, name=None):
-    """An op that runs after all `inputs` (ops or tensors); it has no output."""
+    """An op that runs after all `inputs` (ops or tensors); it has no output.
+
+    As in TensorFlow it asks for its inputs' device when they share one (so that
+    global_variables_initializer() runs on the variables' task); across devices it
+    waits for one NoOp per device, which gathers that device's inputs.
+    """
     ops = [_as_op(i) for i in inputs]
     graph = ops[0].graph if ops else graph_of()
-    with graph.control_dependencies(ops):
-        return make_op("NoOp", [], [], name=name or "group_deps", graph=graph)
+    by_device = {}
+    for op in ops:
+        by_device.setdefault(op.device, []).append(op)
+    with graph.name_scope(name or "group_deps") as scope:
+        if len(by_device) > 1:
+            ops = [_no_op_after(graph, by_device[device], device, "NoOp")
+                   for device in sorted(by_device)]
+            by_device = {"": ops}
+    return _no_op_after(graph, ops, next(iter(by_device), ""), scope)
+
+
+def _no_op_after(graph, ops, device, name):
+    with graph.control_dependencies(ops), graph.device(device):
+        return make_op("NoOp", [], [], name=name, graph=graph)
 
 
 def tuple(tensors, name=None, control_inputs=None):  # noqa: A001 - TensorFlow's name
@@ -128,7 +145,7 @@ for _op_type in ("Enter", "RefEnter"):  # a loop variable's shape is its invaria
                                     else unknown_shape()], ref_inputs=_op_type == "RefEnter")
 for _op_type in ("Exit", "RefExit", "NextIteration", "RefNextIteration"):
     define_op(_op_type, _same_shapes(1), ref_inputs=_op_type.startswith("Ref"))
-define_op("LoopCond", _loop_cond_shape, ref_inputs=False)
+define_op("LoopCond", _loop_cond_shape)
 NotDifferentiable("LoopCond")
 
 

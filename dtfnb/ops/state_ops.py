@@ -15,11 +15,11 @@ def _same_as_input(op):
 define_op("VariableV2", lambda op: [op._raw_attr("shape")], stateful=True)
 define_op("Assign", lambda op: [op.inputs[1].shape if not op.get_attr("validate_shape")
                                 else op.inputs[0].shape.merge_with(op.inputs[1].shape)],
-          stateful=True)
-define_op("AssignAdd", _same_as_input, stateful=True)
-define_op("AssignSub", _same_as_input, stateful=True)
-define_op("IsVariableInitialized", lambda op: [scalar()], stateful=True)
-define_op("CountUpTo", lambda op: [scalar()], stateful=True)
+          stateful=True, ref_inputs=True)
+define_op("AssignAdd", _same_as_input, stateful=True, ref_inputs=True)
+define_op("AssignSub", _same_as_input, stateful=True, ref_inputs=True)
+define_op("IsVariableInitialized", lambda op: [scalar()], stateful=True, ref_inputs=True)
+define_op("CountUpTo", lambda op: [scalar()], stateful=True, ref_inputs=True)
 for _op in ("VariableV2", "Assign", "AssignAdd", "AssignSub", "IsVariableInitialized",
             "CountUpTo"):
     NotDifferentiable(_op)

@@ -34,7 +34,7 @@ def _shape_fn(op):
 
 
 for _op in _OPS:
-    define_op(_op, _shape_fn, stateful=True)
+    define_op(_op, _shape_fn, stateful=True, ref_inputs=True)
     NotDifferentiable(_op)
 
 
@@ -93,8 +93,9 @@ def apply_adagrad(var, accum, lr, grad, use_locking=False, update_slots=True, na
 # its ref, read when the op runs (the step the gradients are applied at), and report
 # each variable's update on the task's event stream when someone watches.
 
-define_op("RecordGradientStaleness", lambda op: [], stateful=True)
-define_op("GradientStalenessGate", lambda op: [scalar(), scalar()], stateful=True)
+define_op("RecordGradientStaleness", lambda op: [], stateful=True, ref_inputs=True)
+define_op("GradientStalenessGate", lambda op: [scalar(), scalar()], stateful=True,
+          ref_inputs=True)
 NotDifferentiable("RecordGradientStaleness")
 NotDifferentiable("GradientStalenessGate")
 

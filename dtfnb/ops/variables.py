@@ -35,18 +35,23 @@ class Variable:
         self._trainable = trainable
         self._constraint = constraint
         with graph.name_scope(name or "Variable") as scope:
-            if callable(initial_value):
-                with graph.name_scope("Initializer"), graph.device(None):
-                    value = convert_to_tensor(initial_value(), name="initial_value",
-                                              dtype=dtype)
-            else:
-                value = convert_to_tensor(initial_value, name="initial_value", dtype=dtype)
-            if validate_shape and not value.shape.is_fully_defined():
-                raise ValueError(f"initial_value must have a shape specified: {value}")
-            var_shape = value.shape if validate_shape else unknown_shape()
-            self._initial_value = value
-            self._variable = state_ops.variable_op_v2(var_shape, value.dtype.base_dtype,
-                                                      name=scope)
+            # An initializer function's ops, and the variable, are built in the variable's
+            # colocation class (it does not exist yet to colocate with), with no device of
+            # their own: they run on the variable's device, as in TensorFlow.
+            colocation = {"_class": [f"loc:@{scope[:-1]}"]} if callable(initial_value) else {}
+            with graph._attr_scope(colocation):
+                if callable(initial_value):
+                    with graph.name_scope("Initializer"), graph.device(None):
+                        value = convert_to_tensor(initial_value(), name="initial_value",
+                                                  dtype=dtype)
+                else:
+                    value = convert_to_tensor(initial_value, name="initial_value", dtype=dtype)
+                if validate_shape and not value.shape.is_fully_defined():
+                    raise ValueError(f"initial_value must have a shape specified: {value}")
+                var_shape = value.shape if validate_shape else unknown_shape()
+                self._initial_value = value
+                self._variable = state_ops.variable_op_v2(var_shape, value.dtype.base_dtype,
+                                                          name=scope)
             self._initializer_op = state_ops.assign(
                 self._variable, value, validate_shape=validate_shape).op
             if caching_device is not None:

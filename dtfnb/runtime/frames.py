@@ -25,10 +25,6 @@ NEXT_ITERATIONS = frozenset({"NextIteration", "RefNextIteration"})
 CONTROL_FLOW_OPS = MERGES | ENTERS | EXITS | NEXT_ITERATIONS | {
     "Switch", "RefSwitch", "LoopCond"}
 
-# Control flow ops without "Ref" read a variable's ref they are given as a value: unlike
-# an op that updates it, they are not placed with the variable.
-VALUE_ONLY_OPS = frozenset({"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond"})
-
 _NORMAL, _MERGE, _ENTER, _EXIT, _NEXT = range(5)
 
 

@@ -1,9 +1,9 @@
 """place(): TensorFlow's simple placer as a pure function.
 
-Rules: nodes placed earlier keep their device; a colocation group (explicit
-`_class: loc:@x` attrs, plus ref, resource and variant edges) is placed as one; a pinned
-group goes where pinned, filling unspecified fields from the master's task; an
-unpinned group goes to GPU:0 when every member has a GPU kernel, else CPU:0; a lone
+Rules: nodes placed earlier keep their device; a colocation group (ref, resource and
+variant edges, then explicit `_class: loc:@x` attrs; see _Colocation) is placed as one,
+on the first device that matches its (partial) request and has kernels for all its
+members, in TensorFlow's order: GPU before CPU, then the master's task, then by name; a lone
 generator (a Const, …) is placed last, with its consumers when they share a device. An
 impossible pin fails with InvalidArgumentError, or with soft placement falls back
 to a supported device of the same task.
@@ -13,26 +13,12 @@ from dtfnb.base import dtypes
 from dtfnb.base.device_spec import DeviceSpec
 from dtfnb.base.errors import InvalidArgumentError
 from dtfnb.kernels import registry as kernel_registry
-from dtfnb.runtime.frames import VALUE_ONLY_OPS
 
 _TYPE_PREFERENCE = {"GPU": 0, "CPU": 1}
 
 
-class _UnionFind:
-    def __init__(self):
-        self.parent = {}
-
-    def find(self, x):
-        root = x
-        while self.parent.get(root, root) != root:
-            root = self.parent[root]
-        self.parent[x] = root
-        return root
-
-    def union(self, a, b):
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[rb] = ra
+_NOUNS = {"job": "jobs", "replica": "replicas", "task": "tasks", "device_type": "types",
+          "device_index": "ids"}
 
 
 def _parse_request(node):
@@ -43,52 +29,142 @@ def _parse_request(node):
                                    f"'{node.requested_device}' in node: {node.name}") from None
 
 
-def _colocation_groups(nodes, by_name):
-    groups = _UnionFind()
-    for node in nodes:
-        for entry in node.attrs.get("_class", ()):
-            if entry.startswith("loc:@") and entry[5:] in by_name:
-                groups.union(entry[5:], node.name)
-        for src, index in [] if node.op in VALUE_ONLY_OPS else node.inputs:
-            source = by_name[src]
-            if index < len(source.output_types):
-                dtype = dtypes.as_dtype(source.output_types[index])
-                # a variant (a tf.data dataset) is a Python object: it never leaves its device
-                if dtype.is_ref_dtype or dtype.base_dtype in (dtypes.resource, dtypes.variant):
-                    groups.union(src, node.name)
-    members = {}
-    for node in nodes:
-        members.setdefault(groups.find(node.name), []).append(node)
-    return list(members.values())
+def _compatible(a, b):
+    return all(getattr(a, f) is None or getattr(b, f) is None or getattr(a, f) == getattr(b, f)
+               for f in DeviceSpec.__slots__)
 
 
-def _merge_requests(group):
-    merged, pinned_by = DeviceSpec(), None
-    for node in group:
-        request = _parse_request(node)
-        for field in DeviceSpec.__slots__:
-            value, current = getattr(request, field), getattr(merged, field)
-            if value is not None and current is not None and value != current:
+def _merge_devices(target, other, allow_soft_placement):
+    """TensorFlow's MergeDevNames: the fields of both; a job, replica or task that differs
+    fails, and so do a device type or index, unless soft placement drops them."""
+    merged = target.copy()
+    for field in DeviceSpec.__slots__:
+        mine, theirs = getattr(merged, field), getattr(other, field)
+        if theirs is None or mine == theirs:
+            continue
+        if mine is None:
+            setattr(merged, field, theirs)
+        elif field in ("device_type", "device_index") and allow_soft_placement:
+            merged.device_index = None
+            if field == "device_type":
+                merged.device_type = None
+                return merged
+        else:
+            raise ValueError(f"Cannot merge devices with incompatible {_NOUNS[field]}: "
+                             f"'{target.to_string()}' and '{other.to_string()}'")
+    return merged
+
+
+def _uses_resource(source, index, consumer=None):
+    """Whether an edge carries a ref its consumer uses in place (as Assign does), or a
+    resource. (A variant, a tf.data dataset, is a Python object: it never leaves its
+    device either.)"""
+    if index >= len(source.output_types):
+        return False
+    dtype = dtypes.as_dtype(source.output_types[index])
+    if dtype.is_ref_dtype:
+        return consumer is None or kernel_registry.takes_refs(consumer.op)
+    return dtype.base_dtype in (dtypes.resource, dtypes.variant)
+
+
+def _is_resource_generator(node):
+    """A node that makes a ref or a resource (a variable, a queue): its requested device is
+    where the resource lives, which its users cannot override."""
+    return not node.inputs and len(node.output_types) == 1 and _uses_resource(node, 0)
+
+
+class _Colocation:
+    """TensorFlow's colocation graph: groups of nodes placed together, each with the device
+    its members request (merged) and the device of the resources it holds.
+
+    First every edge that carries a ref or a resource joins its consumer's group to its
+    source's; where the two requests conflict, the consumer's group takes the source's (an
+    enqueue built under /job:worker runs on the queue's /job:ps). Then `_class: loc:@x`
+    attrs join the nodes of each class; there a conflict fails, or with soft placement the
+    node stays apart.
+    """
+
+    def __init__(self, nodes, allow_soft_placement):
+        self._soft = allow_soft_placement
+        self._parent, self._rank = {}, {}
+        self._request = {n.name: _parse_request(n) for n in nodes}
+        self._resource = {n.name: self._request[n.name] for n in nodes
+                          if _is_resource_generator(n) and n.requested_device}
+        self._pinned_by = {n.name: n for n in nodes if n.requested_device}
+        by_name = {n.name: n for n in nodes}
+        for node in nodes:
+            for src, index in node.inputs:
+                if _uses_resource(by_name[src], index, node):
+                    self._join_across_resource_edge(src, node.name)
+        roots = {}
+        for node in nodes:
+            for entry in node.attrs.get("_class", ()):
+                if entry.startswith("loc:@"):
+                    self._join_class(roots, entry[5:], node.name)
+            self._join_class(roots, node.name, node.name)
+        self.groups = {}
+        for node in nodes:
+            self.groups.setdefault(self.find(node.name), []).append(node)
+
+    def find(self, name):
+        root = name
+        while self._parent.get(root, root) != root:
+            root = self._parent[root]
+        self._parent[name] = root
+        return root
+
+    def request(self, root):
+        """The merged request of a group, and the node whose request it is."""
+        return self._request[root], self._pinned_by.get(root)
+
+    def _join_across_resource_edge(self, src, dst):
+        source, target = self.find(src), self.find(dst)
+        if source == target:
+            return
+        resource, own = self._resource.get(source), self._resource.get(target)
+        if resource and own and not _compatible(resource, own):
+            raise InvalidArgumentError(
+                None, None, "Cannot place the graph because a reference or resource edge "
+                "connects colocation groups with incompatible resource devices: "
+                f"{resource.to_string()} vs {own.to_string()}. The edge src node is {src} , "
+                f"and the dst node is {dst}")
+        if not _compatible(self._request[source], self._request[target]):
+            self._request[target] = self._request[source]  # the resource's device wins
+            self._pinned_by[target] = self._pinned_by.get(source)
+        try:
+            self._join(source, target)
+        except ValueError as err:
+            raise InvalidArgumentError(
+                None, None, "Nodes were connected by a reference connection (requiring them "
+                "to be on the same device), but the two nodes were assigned two different "
+                f"devices: Cannot colocate nodes {{{{colocation_node {src}}}}} and "
+                f"{{{{colocation_node {dst}}}}}: {err}") from None
+
+    def _join_class(self, roots, group, name):
+        first = roots.setdefault(group, name)
+        try:
+            self._join(self.find(name), self.find(first))
+        except ValueError as err:
+            if not self._soft:
                 raise InvalidArgumentError(
-                    None, None, f"Cannot colocate nodes {{{{node {pinned_by.name}}}}} and "
-                    f"{{{{node {node.name}}}}}: Cannot merge devices with incompatible "
-                    f"{field}s: '{pinned_by.requested_device}' and '{node.requested_device}'")
-            if value is not None:
-                setattr(merged, field, value)
-        if node.requested_device and pinned_by is None:
-            pinned_by = node
-    return merged, pinned_by
+                    None, None, f"Cannot colocate nodes {{{{colocation_node {name}}}}} and "
+                    f"{{{{colocation_node {first}}}}}: {err}") from None
 
-
-def _resolve(request, default):
-    """Fills a partial request from the master's task, as the chapter describes."""
-    job = request.job if request.job is not None else default.job
-    if request.task is not None:
-        task = request.task
-    else:
-        task = default.task if job == default.job else 0
-    replica = request.replica if request.replica is not None else 0
-    return DeviceSpec(job, replica, task, request.device_type, request.device_index)
+    def _join(self, x, y):
+        """Joins two groups by their roots, the deeper one staying root as in TensorFlow
+        (whose request comes first in a message); ValueError where the requests conflict."""
+        if x == y:
+            return
+        if self._rank.get(x, 0) < self._rank.get(y, 0):
+            x, y = y, x
+        elif self._rank.get(x, 0) == self._rank.get(y, 0):
+            self._rank[x] = self._rank.get(x, 0) + 1
+        self._request[x] = _merge_devices(self._request[x], self._request[y], self._soft)
+        if x not in self._resource and y in self._resource:
+            self._resource[x] = self._resource[y]
+        if self._pinned_by.get(x) is None:
+            self._pinned_by[x] = self._pinned_by.get(y)
+        self._parent[y] = x
 
 
 def _matches(device_spec, wanted):
@@ -96,8 +172,11 @@ def _matches(device_spec, wanted):
                for f in DeviceSpec.__slots__)
 
 
-def _best(candidates):
-    return min(candidates, key=lambda d: (_TYPE_PREFERENCE.get(d.device_type, 2), d.index))
+def _best(candidates, master_task):
+    """TensorFlow's order: the preferred device type, then the master's own task, then
+    the device name (so "/job:ps" is ps task 0, "/job:worker" the master's if a worker)."""
+    return min(candidates, key=lambda d: (_TYPE_PREFERENCE.get(d.device_type, 2),
+                                          not _matches(d.spec, master_task), d.name))
 
 
 def _supports(group, device, has_kernel):
@@ -105,7 +184,7 @@ def _supports(group, device, has_kernel):
 
 
 def _no_device_message(node, wanted, devices):
-    names = ", ".join(d.name for d in devices)
+    names = ", ".join(sorted(d.name for d in devices))
     requested = DeviceSpec.from_string(node.requested_device).to_string()
     message = (f"Cannot assign a device for operation {node.name}: {{{{node {node.name}}}}} "
                f"was explicitly assigned to {requested} but available devices are [ {names} ]."
@@ -123,8 +202,8 @@ def place(nodes, devices, default_task, placement, allow_soft_placement=False,
     master's task as a DeviceSpec; `has_kernel(op, device_type, attrs)` asks the kernel
     table. Updates and returns `placement`.
     """
-    by_name = {n.name: n for n in nodes}
-    groups = _colocation_groups(nodes, by_name)
+    colocation = _Colocation(nodes, allow_soft_placement)
+    groups = list(colocation.groups.values())
     # TensorFlow places "generators" (a lone node with no inputs and one non-ref output,
     # e.g. a Const) last, next to their consumers when those agree on a device. So an
     # error names the variable `i`, not `i/initial_value`.
@@ -139,22 +218,21 @@ def place(nodes, devices, default_task, placement, allow_soft_placement=False,
             for node in group:
                 placement.setdefault(node.name, placed[0])
             continue
-        request, pinned_by = _merge_requests(group)
-        wanted = _resolve(request, default_task)
+        request, pinned_by = colocation.request(colocation.find(group[0].name))
+        wanted = request
         candidates = [d for d in devices if _matches(d.spec, wanted)]
         supported = [d for d in candidates if _supports(group, d, has_kernel)]
         if not supported:
-            if not allow_soft_placement or (candidates == [] and not any(
-                    d.spec.job == wanted.job for d in devices)):
+            relaxed = DeviceSpec(wanted.job, wanted.replica, wanted.task)
+            if not allow_soft_placement or not any(_matches(d.spec, relaxed) for d in devices):
                 raise InvalidArgumentError(None, None, _placement_error(
                     group, pinned_by, wanted, candidates, devices, has_kernel))
-            relaxed = DeviceSpec(wanted.job, wanted.replica, wanted.task)
             supported = [d for d in devices if _matches(d.spec, relaxed)
                          and _supports(group, d, has_kernel)]
             if not supported:
                 raise InvalidArgumentError(None, None, _placement_error(
                     group, pinned_by, relaxed, [], devices, has_kernel))
-        device = _best(supported)
+        device = _best(supported, default_task)
         if id(group) in generator_ids:
             device = _with_consumers(group[0], consumers, placement, supported) or device
         for node in group:

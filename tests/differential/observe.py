@@ -8,6 +8,7 @@ interpreters load it, and the case modules use its helpers.
 """
 
 import re
+import socket
 
 import numpy as np
 
@@ -135,3 +136,38 @@ def placed(tf, sess, fetches, feed_dict=None):
             if name in names:
                 devices[name] = dev.device
     return devices
+
+
+# In-process servers, started once per interpreter and cluster shape: TensorFlow's cannot
+# be stopped, so both sides keep theirs until the process exits.
+_clusters = {}
+cluster_uses = []  # one entry per call, so that a test knows it ran on such servers
+
+
+def cluster(tf, ps=1, workers=2):
+    """{"ps": [server, ...], "worker": [server, ...]}: in-process tf.train.Servers on free
+    127.0.0.1 ports, shared by the cases that ask for the same shape. The default
+    resource container of every task is emptied first, so that a case finds no
+    variable or queue of an earlier one."""
+    key = (ps, workers)
+    cluster_uses.append(key)
+    if key not in _clusters:
+        addresses = _free_addresses(ps + workers)
+        spec = {"ps": addresses[:ps], "worker": addresses[ps:]}
+        _clusters[key] = {job: [tf.train.Server(tf.train.ClusterSpec(spec), job, task)
+                                for task in range(len(spec[job]))]
+                          for job in spec}
+    servers = _clusters[key]
+    tf.Session.reset(servers["worker"][0].target)
+    return servers
+
+
+def _free_addresses(count):
+    probes = [socket.socket() for _ in range(count)]
+    try:
+        for probe in probes:  # held open together, so that no two get the same port
+            probe.bind(("127.0.0.1", 0))
+        return [f"127.0.0.1:{probe.getsockname()[1]}" for probe in probes]
+    finally:
+        for probe in probes:
+            probe.close()

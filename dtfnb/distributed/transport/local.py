@@ -475,6 +475,10 @@ class LocalServer:
         self._accepting = threading.Thread(target=self._accept, daemon=True,
                                            name=f"dtfnb-local-accept-{name}")
         self._accepting.start()
+        # Each connection's reader holds a pool thread, and at exit Python joins the pool's
+        # threads before any atexit hook runs: close the connections first, so that a
+        # process that serves in-process exits when its main thread ends, as TensorFlow's.
+        threading._register_atexit(self.stop)
 
     def _accept(self):
         while True:
