@@ -248,6 +248,15 @@ def test_graph_grows_between_runs():
         assert sess.run([a, b]) == [1.0, 2.0]
 
 
+def test_graph_defs_carry_tensorflows_versions_and_only_the_nodes():
+    with tf.Session() as sess:
+        assert str(sess.graph_def) == (f"versions {{\n  producer: {tf.GRAPH_DEF_VERSION}\n}}\n")
+        a = tf.constant(1.0)
+        delta = sess.graph.as_graph_def(from_version=sess.graph.version)
+        assert len(delta.node) == 0 and delta.versions == sess.graph.graph_def_versions
+        assert sess.run(a) == 1.0 and len(sess.graph_def.node) == 1
+
+
 def test_make_callable_runs_fetches_with_positional_feeds():
     p = tf.placeholder(tf.float32, name="p")
     q = tf.placeholder(tf.float32, name="q")

@@ -251,7 +251,7 @@ class BaseSession:
                 return  # another thread sent them meanwhile
             delta = self._graph.as_graph_def(from_version=self._sent_version)
             self._master.extend_session(self._handle, delta)
-            self._sent_version = delta.version
+            self._sent_version += len(delta.node)
 
     def _feeds(self, feed_dict):
         """{tensor name: array} for a feed_dict, checked as TensorFlow checks it."""

@@ -24,7 +24,7 @@ from dtfnb.base.errors import (
     InvalidArgumentError,
 )
 from dtfnb.distributed.collector import IdleCollector
-from dtfnb.protos import config_pb2, monitor_pb2
+from dtfnb.protos import config_pb2, graph_pb2, monitor_pb2
 from dtfnb.runtime import partition as partitioning
 from dtfnb.runtime.events import EventLog
 from dtfnb.runtime.nodes import nodes_from_graph_def, parse_input
@@ -77,6 +77,7 @@ class MasterSession:
         self._timeout_message = timeout_message
         self._nodes = {}
         self._library = {}  # function name -> FunctionDef
+        self._versions = graph_pb2.VersionDef()  # the client's, which partition graphs carry
         self._placement = {}
         self._placed_version = 0
         self._plans = {}
@@ -95,6 +96,7 @@ class MasterSession:
             for node in nodes_from_graph_def(graph_def, known=self._nodes):
                 self._nodes[node.name] = node
             self._library.update((f.name, f) for f in graph_def.library)
+            self._versions = graph_def.versions
             # New nodes must be placed at the next run, whatever it fetches (TensorFlow
             # places the whole graph). Park the plans so that the run takes the slow path
             # once; they stay valid, since new nodes never feed old ones.
@@ -203,7 +205,7 @@ class MasterSession:
                 stats.to_proto(run_metadata.step_stats)
             if options is not None and options.output_partition_graphs:
                 for device, nodes in sorted(plan.partitions.items()):
-                    graph = run_metadata.partition_graphs.add()
+                    graph = run_metadata.partition_graphs.add(versions=self._versions)
                     graph.node.extend(n.to_node_def(device) for n in nodes)
         return [_host(step.fetched[i]) for i in range(plan.num_fetches)]
 

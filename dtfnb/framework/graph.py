@@ -10,7 +10,7 @@ import re
 import threading
 
 from dtfnb.base import device_spec
-from dtfnb.framework import registry
+from dtfnb.framework import registry, versions
 from dtfnb.framework.operation import Operation
 from dtfnb.framework.tensor import Tensor
 from dtfnb.protos import graph_pb2
@@ -393,13 +393,19 @@ class Graph:
         return self._finalized
 
     @property
+    def graph_def_versions(self):
+        """The VersionDef every GraphDef of this graph carries: TensorFlow's."""
+        return graph_pb2.VersionDef(producer=versions.GRAPH_DEF_VERSION,
+                                    min_consumer=versions.GRAPH_DEF_VERSION_MIN_CONSUMER)
+
+    @property
     def version(self):
         """The number of ops; the GraphDef line sends `as_graph_def(from_version=…)` deltas."""
         return len(self._ops)
 
     def as_graph_def(self, from_version=0):
         ops = self._ops[from_version:]  # one read: another thread may be adding ops
-        graph_def = graph_pb2.GraphDef(version=from_version + len(ops))
+        graph_def = graph_pb2.GraphDef(versions=self.graph_def_versions)
         graph_def.node.extend(op._typed_node_def() for op in ops)
         graph_def.library.extend(f for version, f in self._functions if version >= from_version)
         return graph_def
