@@ -51,6 +51,7 @@ class Graph:
         self._thread_names = threading.local()
         self._stacks = _Stacks()     # shared by every thread, as in TensorFlow
         self._container = ""
+        self._default_original_op = None  # the op new ops were rewritten from (TensorFlow's)
         self._collections = {}
         self._unfeedable = set()
         self._unfetchable = set()
@@ -78,6 +79,7 @@ class Graph:
             control_inputs = self._current_control_inputs(input_ops)
             op = Operation(self, op_type, name, inputs, dtypes, attrs, control_inputs)
             op._id = len(self._ops)
+            op._original_op = self._default_original_op
             try:
                 shapes = registry.infer_shapes(op)
             except Exception:
@@ -243,6 +245,16 @@ class Graph:
             yield
         finally:
             self._device_stack, self._colocation_stack = saved_devices, saved_coloc
+
+    @contextlib.contextmanager
+    def _original_op(self, op):
+        """Ops created in the block record `op` as the one they were made from."""
+        saved = self._default_original_op
+        self._default_original_op = op
+        try:
+            yield
+        finally:
+            self._default_original_op = saved
 
     @contextlib.contextmanager
     def container(self, container_name):

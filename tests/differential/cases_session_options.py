@@ -59,3 +59,27 @@ def graph_def_versions_survive_import(tf):
     with tf.Graph().as_default() as g:
         tf.import_graph_def(graph_def, name="")
         return _versions(g.as_graph_def()), outcome(lambda: g.version)
+
+
+# -- origins of ops (Graph._original_op) ---------------------------------------------
+
+@case
+def ops_record_the_op_they_were_made_from(tf):
+    g = tf.get_default_graph()
+    a = tf.constant(0.0, shape=[2, 3])
+    with g._original_op(a.op):
+        b = tf.identity(a, name="id")
+        with g._original_op(b.op):
+            c = tf.placeholder(tf.float32)
+        d = tf.identity(b)
+    e = tf.identity(d)
+
+    def origin(op):
+        return op._original_op and op._original_op.name
+
+    with tf.Session() as sess:
+        try:
+            sess.run(c)
+        except tf.errors.InvalidArgumentError as err:
+            failed = (err.op.name, origin(err.op), origin(err.op._original_op))
+    return [origin(x.op) for x in (a, b, c, d, e)], failed
