@@ -424,3 +424,24 @@ def test_make_callable_takes_run_options_only_when_asked():
         assert traced(options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
                       run_metadata=metadata) == 2.0
         assert len(metadata.step_stats.dev_stats) > 0
+
+
+def test_build_cost_model_fills_a_cost_graph_every_so_many_runs_of_a_signature():
+    config = tf.ConfigProto(graph_options=tf.GraphOptions(build_cost_model=2,
+                                                          infer_shapes=True))
+    a = tf.constant([1.0, 2.0], name="a")
+    b = tf.add(a, a, name="b")
+    with tf.Session(config=config) as sess:
+        assert list(sess.graph_def.node[1].attr["_output_shapes"].list.shape[0].dim) \
+            == [tf.TensorShape([2]).as_proto().dim[0]]
+        graphs = []
+        for _ in range(4):
+            metadata = tf.RunMetadata()
+            sess.run(b, run_metadata=metadata)
+            graphs.append(metadata.cost_graph if metadata.HasField("cost_graph") else None)
+    assert graphs[0] is None and graphs[2] is None and not graphs[1].node[0].input_info
+    nodes = {node.name: node for node in graphs[3].node}
+    assert [i.preceding_node for i in nodes["b"].input_info] == [nodes["a"].id] * 2
+    output, = nodes["b"].output_info
+    assert (output.size, [d.size for d in output.shape.dim], output.dtype) == \
+        (8, [2], tf.float32.as_datatype_enum)

@@ -116,7 +116,7 @@ class BaseSession:
 
     @property
     def graph_def(self):
-        return self._graph.as_graph_def()
+        return self._graph.as_graph_def(add_shapes=self._config.graph_options.infer_shapes)
 
     @property
     def sess_str(self):

@@ -415,10 +415,17 @@ class Graph:
         """The number of ops; the GraphDef line sends `as_graph_def(from_version=…)` deltas."""
         return len(self._ops)
 
-    def as_graph_def(self, from_version=0):
+    def as_graph_def(self, from_version=0, add_shapes=False):
+        """The ops added since `from_version`; `add_shapes` gives each node with outputs
+        their shapes in an `_output_shapes` attr, as TensorFlow's."""
         ops = self._ops[from_version:]  # one read: another thread may be adding ops
         graph_def = graph_pb2.GraphDef(versions=self.graph_def_versions)
         graph_def.node.extend(op._typed_node_def() for op in ops)
+        if add_shapes:
+            for node, op in zip(graph_def.node, ops):
+                if op._outputs:
+                    node.attr["_output_shapes"].list.shape.extend(
+                        t.get_shape().as_proto() for t in op._outputs)
         graph_def.library.extend(f for version, f in self._functions if version >= from_version)
         return graph_def
 

@@ -83,3 +83,63 @@ def ops_record_the_op_they_were_made_from(tf):
         except tf.errors.InvalidArgumentError as err:
             failed = (err.op.name, origin(err.op), origin(err.op._original_op))
     return [origin(x.op) for x in (a, b, c, d, e)], failed
+
+
+# -- GraphOptions --------------------------------------------------------------------
+
+def _output_shapes(graph_def):
+    return {node.name: [None if s.unknown_rank else [d.size for d in s.dim]
+                        for s in node.attr["_output_shapes"].list.shape]
+            if "_output_shapes" in node.attr else "absent" for node in graph_def.node}
+
+
+for _infer in (False, True):
+    def _infer_shapes_case(tf, infer=_infer):
+        config = tf.ConfigProto(graph_options=tf.GraphOptions(infer_shapes=infer))
+        a = tf.placeholder(tf.float32, shape=[None, 2], name="a")
+        tf.identity(a[0], name="s")
+        tf.no_op(name="nothing")
+        tf.placeholder(tf.int32, name="unknown")
+        with tf.Session(config=config) as sess:
+            return _output_shapes(sess.graph_def)
+    CASES[f"graph_options_infer_shapes_{_infer}"] = _infer_shapes_case
+
+
+def _cost_of(cost_graph, name):
+    """A node of a cost graph: its device, and what it produced. (TensorFlow's graph
+    optimizations rewrite other nodes, so only the fetched one is compared.)"""
+    node, = [node for node in cost_graph.node if node.name == name]
+    return (node.device, [(o.size, o.alias_input_port, [d.size for d in o.shape.dim], o.dtype)
+                          for o in node.output_info], node.compute_cost >= 0)
+
+
+for _every, _after in ((1, 0), (3, 0), (2, 3), (0, 0)):
+    def _build_cost_model_case(tf, every=_every, after=_after):
+        config = tf.ConfigProto(graph_options=tf.GraphOptions(
+            build_cost_model=every, build_cost_model_after=after))
+        a = tf.placeholder(tf.float32, shape=[2], name="a")
+        b = tf.add(a, a, name="b")
+        d = tf.multiply(b, tf.cast(tf.constant([1, 2], name="k"), tf.float32), name="d")
+        steps, graphs = [], []
+        with tf.Session(config=config) as sess:
+            for step in range(7):
+                metadata = tf.RunMetadata()
+                sess.run(d, {a: [1.0, 2.0]}, run_metadata=metadata)
+                if metadata.HasField("cost_graph"):
+                    steps.append(step)
+                    graphs.append(_cost_of(metadata.cost_graph, "d"))
+            sess.run(b, {a: [1.0, 2.0]})  # another signature, counted apart
+            metadata = tf.RunMetadata()
+            sess.run(d, {a: [1.0, 2.0]}, run_metadata=metadata)
+            steps.append(metadata.HasField("cost_graph"))
+        return steps, graphs[:1]
+    CASES[f"graph_options_build_cost_model_every_{_every}_after_{_after}"] = \
+        _build_cost_model_case
+
+
+@case
+def graph_options_other_fields_are_accepted(tf):
+    options = tf.GraphOptions(enable_recv_scheduling=True, place_pruned_graph=True,
+                              enable_bfloat16_sendrecv=True, timeline_step=2)
+    with tf.Session(config=tf.ConfigProto(graph_options=options)) as sess:
+        return sess.run(tf.constant(3) * 2)
