@@ -13,6 +13,7 @@ from dtfnb.base.shapes import TensorShape
 from dtfnb.framework.registry import define_op
 from dtfnb.kernels.registry import register_kernel
 from dtfnb.ops.building import make_tensor
+from dtfnb.protos import config_pb2
 from tests import cluster_util
 
 Pair = collections.namedtuple("Pair", ["first", "second"])
@@ -445,3 +446,17 @@ def test_build_cost_model_fills_a_cost_graph_every_so_many_runs_of_a_signature()
     output, = nodes["b"].output_info
     assert (output.size, [d.size for d in output.shape.dim], output.dtype) == \
         (8, [2], tf.float32.as_datatype_enum)
+
+
+def test_callable_from_options_feeds_values_as_they_are():
+    ph = tf.placeholder(tf.float32)
+    a = tf.add(ph, 1.0)
+    options = config_pb2.CallableOptions(feed=[ph.name], fetch=[a.name, a.name])
+    options.run_options.trace_level = tf.RunOptions.FULL_TRACE
+    with tf.Session() as sess:
+        call = sess._make_callable_from_options(options)
+        metadata = tf.RunMetadata()
+        assert call(np.float32(1.0), run_metadata=metadata) == [2.0, 2.0]
+        assert metadata.step_stats.dev_stats
+        with pytest.raises(tf.errors.InvalidArgumentError, match="actual double vs. expect float"):
+            call(1.0)

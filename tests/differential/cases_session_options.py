@@ -1,6 +1,9 @@
 """Sessions: what their protos say and what their options do: GraphDef versions,
 origins of errors, GraphOptions, CallableOptions, inter-op thread pools."""
 
+import sys
+
+import numpy as np
 from observe import outcome
 
 CASES = {}
@@ -143,3 +146,75 @@ def graph_options_other_fields_are_accepted(tf):
                               enable_bfloat16_sendrecv=True, timeline_step=2)
     with tf.Session(config=tf.ConfigProto(graph_options=options)) as sess:
         return sess.run(tf.constant(3) * 2)
+
+
+# -- CallableOptions (Session._make_callable_from_options) ---------------------------
+
+def _config_pb2(tf):
+    """The module of TensorFlow's config protos: CallableOptions is not in tf.*."""
+    return sys.modules[tf.ConfigProto.__module__]
+
+
+def _callable_graph(tf):
+    ph = tf.placeholder(tf.float32, name="ph")
+    a = tf.add(ph, 1.0, name="a")
+    v = tf.Variable(0, name="v")
+    tf.assign_add(v, 1, name="inc")
+    return ph, a, v
+
+
+@case
+def callable_from_options_feeds_fetches_and_targets(tf):
+    ph, a, v = _callable_graph(tf)
+    options = _config_pb2(tf).CallableOptions(feed=[ph.name], fetch=[a.name, a.name],
+                                              target=["inc"])
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        call = sess._make_callable_from_options(options)
+        results = [call(np.array(x, np.float32)) for x in (1.0, [2.0, 3.0])]
+        only_targets = sess._make_callable_from_options(
+            _config_pb2(tf).CallableOptions(target=["inc"]))
+        return results, only_targets(), sess.run(v)
+
+
+_BAD_CALLS = {
+    "python_float": lambda call: call(2.0),
+    "int32_array": lambda call: call(np.array([1, 2], np.int32)),
+    "list": lambda call: call([2.0]),
+    "too_few": lambda call: call(),
+    "too_many": lambda call: call(np.float32(1), np.float32(2)),
+}
+
+for _name, _bad in _BAD_CALLS.items():
+    def _bad_call_case(tf, bad=_bad):
+        ph, a, _ = _callable_graph(tf)
+        options = _config_pb2(tf).CallableOptions(feed=[ph.name], fetch=[a.name])
+        with tf.Session() as sess:
+            return bad(sess._make_callable_from_options(options))
+    CASES[f"callable_from_options_bad_call_{_name}"] = _bad_call_case
+
+
+@case
+def callable_from_options_unknown_or_unfed_tensors(tf):
+    ph, a, _ = _callable_graph(tf)
+    config_pb2 = _config_pb2(tf)
+    with tf.Session() as sess:
+        unknown = outcome(sess._make_callable_from_options,
+                          config_pb2.CallableOptions(fetch=["nope:0"]))
+        unfed = sess._make_callable_from_options(config_pb2.CallableOptions(fetch=["a:0"]))
+        return unknown, outcome(unfed)
+
+
+@case
+def callable_from_options_run_options_trace(tf):
+    ph, a, _ = _callable_graph(tf)
+    options = _config_pb2(tf).CallableOptions(feed=[ph.name], fetch=[a.name])
+    options.run_options.trace_level = tf.RunOptions.FULL_TRACE
+    with tf.Session() as sess:
+        call = sess._make_callable_from_options(options)
+        metadata = tf.RunMetadata()
+        value = call(np.float32(1.0), run_metadata=metadata)
+        untraced = tf.RunMetadata()
+        sess._make_callable_from_options(_config_pb2(tf).CallableOptions(
+            feed=[ph.name], fetch=[a.name]))(np.float32(1.0), run_metadata=untraced)
+        return value, len(metadata.step_stats.dev_stats) > 0, len(untraced.step_stats.dev_stats)
