@@ -34,7 +34,7 @@ from dtfnb.ops.variables import (
     local_variables, local_variables_initializer, model_variables, trainable_variables,
     variables_initializer)
 from dtfnb.protos.config_pb2 import (
-    ConfigProto, GPUOptions, RunMetadata, RunOptions)
+    ConfigProto, GPUOptions, GraphOptions, RunMetadata, RunOptions)
 from dtfnb.protos.graph_pb2 import AttrValue, GraphDef, NodeDef
 
 # scopes, collections and devices on the default graph

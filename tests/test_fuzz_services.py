@@ -100,7 +100,7 @@ class Fuzzer:
             node.attr["shape"].shape.dim.extend(tensor_pb2.TensorShapeProto.Dim(size=size)
                                                 for size in rng.choice(SHAPES))
             nodes.append(node)
-        return graph_pb2.GraphDef(node=nodes, version=self.integer() % 2**31)
+        return graph_pb2.GraphDef(node=nodes)
 
     def peer(self):
         return wire_pb2.PeerInfo(instance=self.rng.getrandbits(64),

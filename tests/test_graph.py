@@ -717,3 +717,16 @@ def test_switch_to_thread_local_gives_each_thread_its_own_device_and_control_sta
     assert (own.device, own.control_inputs) == ("", [])
     assert (mine.device, mine.control_inputs) == ("/device:CPU:1", [first])
 
+
+
+def test_ops_made_under_original_op_record_it_and_errors_reach_it():
+    g = tf.Graph()
+    with g.as_default():
+        a = tf.constant(1.0)
+        with g._original_op(a.op):
+            p = tf.placeholder(tf.float32)
+        assert p.op._original_op is a.op and a.op._original_op is None
+        assert tf.identity(p).op._original_op is None
+        with tf.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError) as info:
+            sess.run(p)
+        assert info.value.op._original_op is a.op

@@ -13,6 +13,7 @@ from dtfnb.base.shapes import TensorShape
 from dtfnb.framework.registry import define_op
 from dtfnb.kernels.registry import register_kernel
 from dtfnb.ops.building import make_tensor
+from dtfnb.protos import config_pb2
 from tests import cluster_util
 
 Pair = collections.namedtuple("Pair", ["first", "second"])
@@ -248,6 +249,15 @@ def test_graph_grows_between_runs():
         assert sess.run([a, b]) == [1.0, 2.0]
 
 
+def test_graph_defs_carry_tensorflows_versions_and_only_the_nodes():
+    with tf.Session() as sess:
+        assert str(sess.graph_def) == (f"versions {{\n  producer: {tf.GRAPH_DEF_VERSION}\n}}\n")
+        a = tf.constant(1.0)
+        delta = sess.graph.as_graph_def(from_version=sess.graph.version)
+        assert len(delta.node) == 0 and delta.versions == sess.graph.graph_def_versions
+        assert sess.run(a) == 1.0 and len(sess.graph_def.node) == 1
+
+
 def test_make_callable_runs_fetches_with_positional_feeds():
     p = tf.placeholder(tf.float32, name="p")
     q = tf.placeholder(tf.float32, name="q")
@@ -415,3 +425,38 @@ def test_make_callable_takes_run_options_only_when_asked():
         assert traced(options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
                       run_metadata=metadata) == 2.0
         assert len(metadata.step_stats.dev_stats) > 0
+
+
+def test_build_cost_model_fills_a_cost_graph_every_so_many_runs_of_a_signature():
+    config = tf.ConfigProto(graph_options=tf.GraphOptions(build_cost_model=2,
+                                                          infer_shapes=True))
+    a = tf.constant([1.0, 2.0], name="a")
+    b = tf.add(a, a, name="b")
+    with tf.Session(config=config) as sess:
+        assert list(sess.graph_def.node[1].attr["_output_shapes"].list.shape[0].dim) \
+            == [tf.TensorShape([2]).as_proto().dim[0]]
+        graphs = []
+        for _ in range(4):
+            metadata = tf.RunMetadata()
+            sess.run(b, run_metadata=metadata)
+            graphs.append(metadata.cost_graph if metadata.HasField("cost_graph") else None)
+    assert graphs[0] is None and graphs[2] is None and not graphs[1].node[0].input_info
+    nodes = {node.name: node for node in graphs[3].node}
+    assert [i.preceding_node for i in nodes["b"].input_info] == [nodes["a"].id] * 2
+    output, = nodes["b"].output_info
+    assert (output.size, [d.size for d in output.shape.dim], output.dtype) == \
+        (8, [2], tf.float32.as_datatype_enum)
+
+
+def test_callable_from_options_feeds_values_as_they_are():
+    ph = tf.placeholder(tf.float32)
+    a = tf.add(ph, 1.0)
+    options = config_pb2.CallableOptions(feed=[ph.name], fetch=[a.name, a.name])
+    options.run_options.trace_level = tf.RunOptions.FULL_TRACE
+    with tf.Session() as sess:
+        call = sess._make_callable_from_options(options)
+        metadata = tf.RunMetadata()
+        assert call(np.float32(1.0), run_metadata=metadata) == [2.0, 2.0]
+        assert metadata.step_stats.dev_stats
+        with pytest.raises(tf.errors.InvalidArgumentError, match="actual double vs. expect float"):
+            call(1.0)

@@ -116,7 +116,7 @@ class BaseSession:
 
     @property
     def graph_def(self):
-        return self._graph.as_graph_def()
+        return self._graph.as_graph_def(add_shapes=self._config.graph_options.infer_shapes)
 
     @property
     def sess_str(self):
@@ -171,6 +171,41 @@ class BaseSession:
         if accept_options or feed_list is not None:  # TensorFlow then calls `run`
             return call
         return lambda: call()  # any argument is a TypeError, as in TensorFlow
+
+    def _make_callable_from_options(self, callable_options):
+        """A function running a CallableOptions: it takes a value for each feed, in order,
+        and an optional `run_metadata=`, and returns the fetched values as a list. As in
+        TensorFlow, the values are fed as they are: one of another dtype is an error."""
+        feeds = [self._callable_tensor(name) for name in callable_options.feed]
+        fetches = [self._callable_tensor(name) for name in callable_options.fetch]
+        mapper = FetchMapper(self._graph, fetches + list(callable_options.target))
+        options = (callable_options.run_options
+                   if callable_options.HasField("run_options") else None)
+
+        def call(*args, run_metadata=None):
+            self._check_runnable()
+            if len(args) != len(feeds):
+                raise InvalidArgumentError(None, None, f"Expected {len(feeds)} feed tensors, "
+                                           f"but got {len(args)}")
+            values = {}
+            for tensor, value in zip(feeds, args):
+                value = np.asarray(value)
+                if dtypes.as_dtype(value.dtype) != tensor.dtype.base_dtype:
+                    raise InvalidArgumentError(None, None, "Type mismatch: actual "
+                                               f"{dtypes.c_type_name(value.dtype)} vs. expect "
+                                               f"{dtypes.c_type_name(tensor.dtype)}")
+                values[tensor.name] = value
+            return self._run(mapper, values, options, run_metadata)[:len(fetches)]
+
+        return call
+
+    def _callable_tensor(self, name):
+        try:
+            return self._graph.as_graph_element(name, allow_tensor=True, allow_operation=False)
+        except (KeyError, ValueError, TypeError):
+            raise InvalidArgumentError(None, None, f"Tensor {name}, specified in either "
+                                       "feed_devices or fetch_devices was not found in the "
+                                       "Graph") from None
 
     def partial_run_setup(self, fetches, feeds=None):
         """Declares the fetches and the feeds of a run made in parts by `partial_run`;
@@ -251,7 +286,7 @@ class BaseSession:
                 return  # another thread sent them meanwhile
             delta = self._graph.as_graph_def(from_version=self._sent_version)
             self._master.extend_session(self._handle, delta)
-            self._sent_version = delta.version
+            self._sent_version += len(delta.node)
 
     def _feeds(self, feed_dict):
         """{tensor name: array} for a feed_dict, checked as TensorFlow checks it."""

@@ -11,6 +11,7 @@ Sessions of other processes are closed when idle for long, or when too many are
 open; sessions of this process are their client's to close.
 """
 
+import itertools
 import random
 import sys
 import threading
@@ -24,12 +25,12 @@ from dtfnb.base.errors import (
     InvalidArgumentError,
 )
 from dtfnb.distributed.collector import IdleCollector
-from dtfnb.protos import config_pb2, monitor_pb2
+from dtfnb.protos import config_pb2, graph_pb2, monitor_pb2
 from dtfnb.runtime import partition as partitioning
 from dtfnb.runtime.events import EventLog
 from dtfnb.runtime.nodes import nodes_from_graph_def, parse_input
 from dtfnb.runtime.placer import place
-from dtfnb.runtime.stats import StepStatsCollector
+from dtfnb.runtime.stats import StepStatsCollector, cost_graph
 from dtfnb.runtime.step import Step
 
 # Sessions of other processes that one master keeps open: beyond, the least recently
@@ -41,14 +42,16 @@ _LOCAL_MASTER_TIMEOUT = "Operation timed out."
 
 
 class _Plan:
-    """What one signature runs: a registered graph per worker, and the fetch count."""
+    """What one signature runs: a registered graph per worker, the fetch count, and
+    how many times it ran (for GraphOptions.build_cost_model)."""
 
-    __slots__ = ("graphs", "num_fetches", "partitions")
+    __slots__ = ("graphs", "num_fetches", "partitions", "runs")
 
     def __init__(self, graphs, num_fetches, partitions):
         self.graphs = graphs
         self.num_fetches = num_fetches
         self.partitions = partitions
+        self.runs = itertools.count()
 
 
 _TASK_FIELDS = ("job", "replica", "task")
@@ -77,6 +80,7 @@ class MasterSession:
         self._timeout_message = timeout_message
         self._nodes = {}
         self._library = {}  # function name -> FunctionDef
+        self._versions = graph_pb2.VersionDef()  # the client's, which partition graphs carry
         self._placement = {}
         self._placed_version = 0
         self._plans = {}
@@ -95,6 +99,7 @@ class MasterSession:
             for node in nodes_from_graph_def(graph_def, known=self._nodes):
                 self._nodes[node.name] = node
             self._library.update((f.name, f) for f in graph_def.library)
+            self._versions = graph_def.versions
             # New nodes must be placed at the next run, whatever it fetches (TensorFlow
             # places the whole graph). Park the plans so that the run takes the slow path
             # once; they stay valid, since new nodes never feed old ones.
@@ -156,6 +161,14 @@ class MasterSession:
             plan = self._plans[key] = _Plan(graphs, len(fetches), parts)
         return plan
 
+    def _builds_cost_model(self, plan):
+        """Whether this run of `plan` ends one of GraphOptions.build_cost_model's periods
+        (counted after its first build_cost_model_after runs), as TensorFlow's."""
+        options = self._config.graph_options
+        counted = next(plan.runs) - options.build_cost_model_after
+        return (options.build_cost_model > 0 and counted >= 0
+                and (counted + 1) % options.build_cost_model == 0)
+
     def _tensor(self, name):
         node_name, index = parse_input(name)
         node = self._nodes.get(node_name)
@@ -172,7 +185,8 @@ class MasterSession:
                    else self._config.operation_timeout_in_ms) or self._default_timeout_ms
         tracing = (run_metadata is not None and options is not None
                    and options.trace_level == config_pb2.RunOptions.FULL_TRACE)
-        stats = StepStatsCollector() if tracing else None
+        costing = run_metadata is not None and self._builds_cost_model(plan)
+        stats = StepStatsCollector() if tracing or costing else None
         step = Step(timeout, feeds, stats)
         if started is not None:
             started(step)
@@ -199,11 +213,13 @@ class MasterSession:
             self._master.step_finished(self.handle, step, start, error)
         if run_metadata is not None:
             run_metadata.Clear()  # it describes this run only, as TensorFlow's
-            if stats is not None:
+            if tracing:
                 stats.to_proto(run_metadata.step_stats)
+            if costing:
+                cost_graph(plan.partitions, stats.to_proto(), run_metadata.cost_graph)
             if options is not None and options.output_partition_graphs:
                 for device, nodes in sorted(plan.partitions.items()):
-                    graph = run_metadata.partition_graphs.add()
+                    graph = run_metadata.partition_graphs.add(versions=self._versions)
                     graph.node.extend(n.to_node_def(device) for n in nodes)
         return [_host(step.fetched[i]) for i in range(plan.num_fetches)]
 

@@ -10,7 +10,7 @@ import re
 import threading
 
 from dtfnb.base import device_spec
-from dtfnb.framework import registry
+from dtfnb.framework import registry, versions
 from dtfnb.framework.operation import Operation
 from dtfnb.framework.tensor import Tensor
 from dtfnb.protos import graph_pb2
@@ -52,6 +52,7 @@ class Graph:
         self._stacks = _Stacks()     # shared by every thread, as in TensorFlow
         self._attr_scope_map = {}    # attrs every op created in an _attr_scope gets
         self._container = ""
+        self._default_original_op = None  # the op new ops were rewritten from (TensorFlow's)
         self._collections = {}
         self._unfeedable = set()
         self._unfetchable = set()
@@ -80,6 +81,7 @@ class Graph:
             control_inputs = self._current_control_inputs(input_ops)
             op = Operation(self, op_type, name, inputs, dtypes, attrs, control_inputs)
             op._id = len(self._ops)
+            op._original_op = self._default_original_op
             try:
                 shapes = registry.infer_shapes(op)
             except Exception:
@@ -276,6 +278,16 @@ class Graph:
             self._device_stack, self._colocation_stack = saved_devices, saved_coloc
 
     @contextlib.contextmanager
+    def _original_op(self, op):
+        """Ops created in the block record `op` as the one they were made from."""
+        saved = self._default_original_op
+        self._default_original_op = op
+        try:
+            yield
+        finally:
+            self._default_original_op = saved
+
+    @contextlib.contextmanager
     def container(self, container_name):
         saved = self._container
         self._container = container_name
@@ -430,14 +442,27 @@ class Graph:
         return self._finalized
 
     @property
+    def graph_def_versions(self):
+        """The VersionDef every GraphDef of this graph carries: TensorFlow's."""
+        return graph_pb2.VersionDef(producer=versions.GRAPH_DEF_VERSION,
+                                    min_consumer=versions.GRAPH_DEF_VERSION_MIN_CONSUMER)
+
+    @property
     def version(self):
         """The number of ops; the GraphDef line sends `as_graph_def(from_version=…)` deltas."""
         return len(self._ops)
 
-    def as_graph_def(self, from_version=0):
+    def as_graph_def(self, from_version=0, add_shapes=False):
+        """The ops added since `from_version`; `add_shapes` gives each node with outputs
+        their shapes in an `_output_shapes` attr, as TensorFlow's."""
         ops = self._ops[from_version:]  # one read: another thread may be adding ops
-        graph_def = graph_pb2.GraphDef(version=from_version + len(ops))
+        graph_def = graph_pb2.GraphDef(versions=self.graph_def_versions)
         graph_def.node.extend(op._typed_node_def() for op in ops)
+        if add_shapes:
+            for node, op in zip(graph_def.node, ops):
+                if op._outputs:
+                    node.attr["_output_shapes"].list.shape.extend(
+                        t.get_shape().as_proto() for t in op._outputs)
         graph_def.library.extend(f for version, f in self._functions if version >= from_version)
         return graph_def
 

@@ -28,7 +28,7 @@ from dtfnb.protos import wire_pb2 as dtfnb_dot_protos_dot_wire__pb2
 from dtfnb.protos import worker_pb2 as dtfnb_dot_protos_dot_worker__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x64tfnb/protos/master.proto\x12\x05\x64tfnb\x1a\x19\x64tfnb/protos/config.proto\x1a\x18\x64tfnb/protos/graph.proto\x1a\x17\x64tfnb/protos/wire.proto\x1a\x19\x64tfnb/protos/worker.proto\"^\n\x14\x43reateSessionRequest\x12\"\n\tgraph_def\x18\x01 \x01(\x0b\x32\x0f.dtfnb.GraphDef\x12\"\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x12.dtfnb.ConfigProto\"F\n\x15\x43reateSessionResponse\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12\x15\n\rgraph_version\x18\x02 \x01(\x05\"R\n\x14\x45xtendSessionRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12\"\n\tgraph_def\x18\x02 \x01(\x0b\x32\x0f.dtfnb.GraphDef\"2\n\x15\x45xtendSessionResponse\x12\x19\n\x11new_graph_version\x18\x04 \x01(\x05\"\xeb\x01\n\x0eRunStepRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12\x1f\n\x04\x66\x65\x65\x64\x18\x02 \x03(\x0b\x32\x11.dtfnb.WireTensor\x12\r\n\x05\x66\x65tch\x18\x03 \x03(\t\x12\x0e\n\x06target\x18\x04 \x03(\t\x12\"\n\x07options\x18\x05 \x01(\x0b\x32\x11.dtfnb.RunOptions\x12\x15\n\rwant_metadata\x18\x64 \x01(\x08\x12\x1d\n\x04peer\x18\x65 \x01(\x0b\x32\x0f.dtfnb.PeerInfo\x12\x15\n\raccept_shared\x18\x66 \x01(\x08\x12\x10\n\x08released\x18g \x03(\x04\"l\n\x0fRunStepResponse\x12!\n\x06tensor\x18\x01 \x03(\x0b\x32\x11.dtfnb.WireTensor\x12$\n\x08metadata\x18\x02 \x01(\x0b\x32\x12.dtfnb.RunMetadata\x12\x10\n\x08released\x18\x64 \x03(\x04\"-\n\x13\x43loseSessionRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"\x16\n\x14\x43loseSessionResponse\",\n\x12ListDevicesRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"t\n\x13ListDevicesResponse\x12-\n\x0clocal_device\x18\x01 \x03(\x0b\x32\x17.dtfnb.DeviceAttributes\x12.\n\rremote_device\x18\x02 \x03(\x0b\x32\x17.dtfnb.DeviceAttributes\"!\n\x0cResetRequest\x12\x11\n\tcontainer\x18\x01 \x03(\t\"\x0f\n\rResetResponse2\xa4\x03\n\rMasterService\x12J\n\rCreateSession\x12\x1b.dtfnb.CreateSessionRequest\x1a\x1c.dtfnb.CreateSessionResponse\x12J\n\rExtendSession\x12\x1b.dtfnb.ExtendSessionRequest\x1a\x1c.dtfnb.ExtendSessionResponse\x12\x38\n\x07RunStep\x12\x15.dtfnb.RunStepRequest\x1a\x16.dtfnb.RunStepResponse\x12G\n\x0c\x43loseSession\x12\x1a.dtfnb.CloseSessionRequest\x1a\x1b.dtfnb.CloseSessionResponse\x12\x44\n\x0bListDevices\x12\x19.dtfnb.ListDevicesRequest\x1a\x1a.dtfnb.ListDevicesResponse\x12\x32\n\x05Reset\x12\x13.dtfnb.ResetRequest\x1a\x14.dtfnb.ResetResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x64tfnb/protos/master.proto\x12\x05\x64tfnb\x1a\x19\x64tfnb/protos/config.proto\x1a\x18\x64tfnb/protos/graph.proto\x1a\x17\x64tfnb/protos/wire.proto\x1a\x19\x64tfnb/protos/worker.proto\"^\n\x14\x43reateSessionRequest\x12\"\n\tgraph_def\x18\x01 \x01(\x0b\x32\x0f.dtfnb.GraphDef\x12\"\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x12.dtfnb.ConfigProto\"/\n\x15\x43reateSessionResponse\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"R\n\x14\x45xtendSessionRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12\"\n\tgraph_def\x18\x02 \x01(\x0b\x32\x0f.dtfnb.GraphDef\"\x17\n\x15\x45xtendSessionResponse\"\xeb\x01\n\x0eRunStepRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12\x1f\n\x04\x66\x65\x65\x64\x18\x02 \x03(\x0b\x32\x11.dtfnb.WireTensor\x12\r\n\x05\x66\x65tch\x18\x03 \x03(\t\x12\x0e\n\x06target\x18\x04 \x03(\t\x12\"\n\x07options\x18\x05 \x01(\x0b\x32\x11.dtfnb.RunOptions\x12\x15\n\rwant_metadata\x18\x64 \x01(\x08\x12\x1d\n\x04peer\x18\x65 \x01(\x0b\x32\x0f.dtfnb.PeerInfo\x12\x15\n\raccept_shared\x18\x66 \x01(\x08\x12\x10\n\x08released\x18g \x03(\x04\"l\n\x0fRunStepResponse\x12!\n\x06tensor\x18\x01 \x03(\x0b\x32\x11.dtfnb.WireTensor\x12$\n\x08metadata\x18\x02 \x01(\x0b\x32\x12.dtfnb.RunMetadata\x12\x10\n\x08released\x18\x64 \x03(\x04\"-\n\x13\x43loseSessionRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"\x16\n\x14\x43loseSessionResponse\",\n\x12ListDevicesRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"t\n\x13ListDevicesResponse\x12-\n\x0clocal_device\x18\x01 \x03(\x0b\x32\x17.dtfnb.DeviceAttributes\x12.\n\rremote_device\x18\x02 \x03(\x0b\x32\x17.dtfnb.DeviceAttributes\"!\n\x0cResetRequest\x12\x11\n\tcontainer\x18\x01 \x03(\t\"\x0f\n\rResetResponse2\xa4\x03\n\rMasterService\x12J\n\rCreateSession\x12\x1b.dtfnb.CreateSessionRequest\x1a\x1c.dtfnb.CreateSessionResponse\x12J\n\rExtendSession\x12\x1b.dtfnb.ExtendSessionRequest\x1a\x1c.dtfnb.ExtendSessionResponse\x12\x38\n\x07RunStep\x12\x15.dtfnb.RunStepRequest\x1a\x16.dtfnb.RunStepResponse\x12G\n\x0c\x43loseSession\x12\x1a.dtfnb.CloseSessionRequest\x1a\x1b.dtfnb.CloseSessionResponse\x12\x44\n\x0bListDevices\x12\x19.dtfnb.ListDevicesRequest\x1a\x1a.dtfnb.ListDevicesResponse\x12\x32\n\x05Reset\x12\x13.dtfnb.ResetRequest\x1a\x14.dtfnb.ResetResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -38,27 +38,27 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CREATESESSIONREQUEST']._serialized_start=141
   _globals['_CREATESESSIONREQUEST']._serialized_end=235
   _globals['_CREATESESSIONRESPONSE']._serialized_start=237
-  _globals['_CREATESESSIONRESPONSE']._serialized_end=307
-  _globals['_EXTENDSESSIONREQUEST']._serialized_start=309
-  _globals['_EXTENDSESSIONREQUEST']._serialized_end=391
-  _globals['_EXTENDSESSIONRESPONSE']._serialized_start=393
-  _globals['_EXTENDSESSIONRESPONSE']._serialized_end=443
-  _globals['_RUNSTEPREQUEST']._serialized_start=446
-  _globals['_RUNSTEPREQUEST']._serialized_end=681
-  _globals['_RUNSTEPRESPONSE']._serialized_start=683
-  _globals['_RUNSTEPRESPONSE']._serialized_end=791
-  _globals['_CLOSESESSIONREQUEST']._serialized_start=793
-  _globals['_CLOSESESSIONREQUEST']._serialized_end=838
-  _globals['_CLOSESESSIONRESPONSE']._serialized_start=840
-  _globals['_CLOSESESSIONRESPONSE']._serialized_end=862
-  _globals['_LISTDEVICESREQUEST']._serialized_start=864
-  _globals['_LISTDEVICESREQUEST']._serialized_end=908
-  _globals['_LISTDEVICESRESPONSE']._serialized_start=910
-  _globals['_LISTDEVICESRESPONSE']._serialized_end=1026
-  _globals['_RESETREQUEST']._serialized_start=1028
-  _globals['_RESETREQUEST']._serialized_end=1061
-  _globals['_RESETRESPONSE']._serialized_start=1063
-  _globals['_RESETRESPONSE']._serialized_end=1078
-  _globals['_MASTERSERVICE']._serialized_start=1081
-  _globals['_MASTERSERVICE']._serialized_end=1501
+  _globals['_CREATESESSIONRESPONSE']._serialized_end=284
+  _globals['_EXTENDSESSIONREQUEST']._serialized_start=286
+  _globals['_EXTENDSESSIONREQUEST']._serialized_end=368
+  _globals['_EXTENDSESSIONRESPONSE']._serialized_start=370
+  _globals['_EXTENDSESSIONRESPONSE']._serialized_end=393
+  _globals['_RUNSTEPREQUEST']._serialized_start=396
+  _globals['_RUNSTEPREQUEST']._serialized_end=631
+  _globals['_RUNSTEPRESPONSE']._serialized_start=633
+  _globals['_RUNSTEPRESPONSE']._serialized_end=741
+  _globals['_CLOSESESSIONREQUEST']._serialized_start=743
+  _globals['_CLOSESESSIONREQUEST']._serialized_end=788
+  _globals['_CLOSESESSIONRESPONSE']._serialized_start=790
+  _globals['_CLOSESESSIONRESPONSE']._serialized_end=812
+  _globals['_LISTDEVICESREQUEST']._serialized_start=814
+  _globals['_LISTDEVICESREQUEST']._serialized_end=858
+  _globals['_LISTDEVICESRESPONSE']._serialized_start=860
+  _globals['_LISTDEVICESRESPONSE']._serialized_end=976
+  _globals['_RESETREQUEST']._serialized_start=978
+  _globals['_RESETREQUEST']._serialized_end=1011
+  _globals['_RESETRESPONSE']._serialized_start=1013
+  _globals['_RESETRESPONSE']._serialized_end=1028
+  _globals['_MASTERSERVICE']._serialized_start=1031
+  _globals['_MASTERSERVICE']._serialized_end=1451
 # @@protoc_insertion_point(module_scope)

@@ -3,7 +3,9 @@
 import threading
 import time
 
-from dtfnb.protos import config_pb2
+from dtfnb.protos import config_pb2, tensor_pb2
+
+_DIM = tensor_pb2.TensorShapeProto.Dim
 
 
 class DeviceStats:
@@ -15,9 +17,9 @@ class DeviceStats:
         self._lock = threading.Lock()
 
     def record(self, node_name, start, end, outputs):
-        sizes = [getattr(v, "nbytes", 0) for v in outputs]
+        described = [(getattr(v, "nbytes", 0), getattr(v, "shape", ())) for v in outputs]
         with self._lock:
-            self.records.append((node_name, start, end, threading.get_ident(), sizes))
+            self.records.append((node_name, start, end, threading.get_ident(), described))
 
 
 class StepStatsCollector:
@@ -42,16 +44,40 @@ class StepStatsCollector:
         step_stats = step_stats if step_stats is not None else config_pb2.StepStats()
         for name, stats in sorted(self._devices.items()):
             dev = step_stats.dev_stats.add(device=name)
-            for node_name, start, end, thread, sizes in stats.records:
+            for node_name, start, end, thread, outputs in stats.records:
                 start_us = int(start * 1e6 + self._offset_us)
                 duration = max(0, int((end - start) * 1e6))
                 node = dev.node_stats.add(
                     node_name=node_name, all_start_micros=start_us, op_start_rel_micros=0,
                     op_end_rel_micros=duration, all_end_rel_micros=duration,
                     timeline_label=node_name, thread_id=thread & 0xFFFFFFFF)
-                for slot, size in enumerate(sizes):
-                    node.output.add(slot=slot).tensor_description.allocation_description \
-                        .requested_bytes = size
+                for slot, (size, shape) in enumerate(outputs):
+                    description = node.output.add(slot=slot).tensor_description
+                    description.allocation_description.requested_bytes = size
+                    description.shape.dim.extend(_DIM(size=d) for d in shape)
         for remote in self._remote:
             step_stats.MergeFrom(remote)
         return step_stats
+
+
+def cost_graph(partitions, step_stats, cost_graph):
+    """Fills TensorFlow's CostGraphDef of one step from its partitions ({device: nodes})
+    and what its StepStats say each node produced and took (in microseconds)."""
+    ran = {(dev.device, stats.node_name): stats
+           for dev in step_stats.dev_stats for stats in dev.node_stats}
+    placed = [(device, node) for device, nodes in sorted(partitions.items()) for node in nodes]
+    ids = {node.name: i for i, (_, node) in enumerate(placed)}
+    for device, node in placed:
+        cost = cost_graph.node.add(name=node.name, device=device, id=ids[node.name])
+        for src, index in node.inputs:
+            cost.input_info.add(preceding_node=ids[src], preceding_port=index)
+        cost.control_input.extend(ids[name] for name in node.control_inputs if name in ids)
+        stats = ran.get((device, node.name))
+        if stats is None:
+            continue
+        cost.compute_cost = stats.op_end_rel_micros - stats.op_start_rel_micros
+        for output, dtype in zip(stats.output, node.output_types):
+            description = output.tensor_description
+            cost.output_info.add(size=description.allocation_description.requested_bytes,
+                                 alias_input_port=-1, shape=description.shape,
+                                 dtype=dtype.as_datatype_enum)

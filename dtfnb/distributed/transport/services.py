@@ -170,12 +170,11 @@ class MasterServicer:
 
     def CreateSession(self, request, payload, context):
         handle = self._master.create_session(request.graph_def, request.config, remote=True)
-        return master_pb2.CreateSessionResponse(session_handle=handle,
-                                                graph_version=request.graph_def.version), ()
+        return master_pb2.CreateSessionResponse(session_handle=handle), ()
 
     def ExtendSession(self, request, payload, context):
         self._master.extend_session(request.session_handle, request.graph_def)
-        return master_pb2.ExtendSessionResponse(new_graph_version=request.graph_def.version), ()
+        return master_pb2.ExtendSessionResponse(), ()
 
     def RunStep(self, request, payload, context):
         shm.block_pool().give_back(context.peer_pid, request.released)
