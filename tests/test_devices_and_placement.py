@@ -314,3 +314,21 @@ def test_independent_expensive_ops_run_concurrently_on_two_threads():
         assert sess.run([a, b]) == [1.0, 1.0]
     assert len(_meeting["threads"]) == 2
     assert not _meeting["barrier"].broken
+
+
+def test_an_interactive_session_places_only_what_a_run_needs():
+    """A node pinned to an absent GPU fails the runs that need it, not the others, as
+    TensorFlow's InteractiveSession (place_pruned_graph); a plain Session places all."""
+    with tf.device("/device:GPU:0"):
+        absent = tf.constant(1.0, name="absent")
+    here = tf.constant(2.0, name="here")
+    sess = tf.InteractiveSession()
+    try:
+        assert here.eval() == 2.0
+        with pytest.raises(tf.errors.InvalidArgumentError, match="absent"):
+            absent.eval()
+        assert here.eval() == 2.0
+    finally:
+        sess.close()
+    with tf.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError, match="absent"):
+        sess.run(here)

@@ -496,6 +496,11 @@ class InteractiveSession(BaseSession):
     """A session that makes itself the default session on creation (for shells, notebooks)."""
 
     def __init__(self, target="", graph=None, config=None):
+        if config is None:
+            config = config_pb2.ConfigProto(gpu_options=config_pb2.GPUOptions(allow_growth=True))
+        # As TensorFlow's: each run places only what it needs, so one op pinned to a
+        # device that is not there fails only the runs that need it.
+        config.graph_options.place_pruned_graph = True
         super().__init__(target, graph, config)
         self._context = self.as_default()
         self._context.__enter__()

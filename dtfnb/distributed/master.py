@@ -109,12 +109,16 @@ class MasterSession:
     def _place_new_nodes(self):
         if self._placed_version == len(self._nodes):
             return
+        self._place(list(self._nodes.values()))
+        self._placed_version = len(self._nodes)
+
+    def _place(self, nodes):
+        """Places those of `nodes` not yet placed; logs and publishes where they went."""
         devices = self._master.devices(self.device_filters)
         before = set(self._placement)
-        place(list(self._nodes.values()), devices, self._master.task_spec, self._placement,
+        place(nodes, devices, self._master.task_spec, self._placement,
               self._config.allow_soft_placement)
-        self._placed_version = len(self._nodes)
-        new = [n for n in self._nodes.values() if n.name not in before]
+        new = [n for n in nodes if n.name not in before]
         if self._config.log_device_placement:
             labels = {d.name: " (emulated)" if d.emulated else "" for d in devices}
             lines = [f"{n.name}: ({n.op}): {self._placement[n.name]}"
@@ -139,7 +143,8 @@ class MasterSession:
         if plan is not None:
             return plan
         with self._lock:
-            self._place_new_nodes()
+            if not self._config.graph_options.place_pruned_graph:
+                self._place_new_nodes()
             plan = self._parked_plans.pop(key, None)
             if plan is not None:
                 self._plans[key] = plan
@@ -154,6 +159,8 @@ class MasterSession:
                     raise InvalidArgumentError(None, None, f"Target {target} was not found "
                                                "in the Graph")
             order = partitioning.prune(self._nodes, set(feed_types), fetch_pairs, targets)
+            if self._config.graph_options.place_pruned_graph:
+                self._place([self._nodes[name] for name in order])
             parts = partitioning.partition(order, self._nodes, self._placement, feed_types,
                                            fetch_pairs)
             graphs = self._master.register_partitions(self.handle, parts, self._config,

@@ -312,6 +312,26 @@ def absent_devices(kind):
     return case
 
 
+def pruned_placement(session_kind, pruned):
+    """A node pinned to an absent device breaks only the runs that need it when the
+    session places the pruned graph (InteractiveSession always does), every run else."""
+    def case(tf):
+        with tf.device("/device:GPU:0"):
+            absent = tf.constant(1.0, shape=[1, 2], name="absent")
+        here = tf.constant(2.0, shape=[1, 2], name="here")
+        config = tf.ConfigProto()
+        if pruned is not None:
+            config.graph_options.place_pruned_graph = pruned
+        sess = getattr(tf, session_kind)(config=config)
+        try:
+            return (outcome(sess.run, here), outcome(sess.run, absent),
+                    outcome(sess.run, here), config.graph_options.place_pruned_graph)
+        finally:
+            sess.close()
+    case.__name__ = f"pruned_placement:{session_kind}:{pruned}"
+    return case
+
+
 def replica_device_setter(ps_tasks, worker_device):
     def case(tf):
         with tf.device("/job:worker/task:3"), tf.device(tf.train.replica_device_setter(
@@ -335,6 +355,8 @@ CASES = {f.__name__: f for f in (
     device_function_returning_none, colocate_with_an_op,
     placed_locally, soft_placement_locally,
     *(nested_scopes(outer, inner) for outer in SCOPES for inner in SCOPES if outer != inner),
+    *(pruned_placement(kind, pruned) for kind in ("Session", "InteractiveSession")
+      for pruned in (None, True, False)),
     *(replica_device_setter(ps_tasks, worker) for ps_tasks in (1, 2, 3)
       for worker in ("/job:worker", "/job:worker/task:1/cpu:0")),
     *(absent_devices(kind) for kind in ("/cpu:5", "/gpu:0", "/job:ps", "/device:TPU:0",
