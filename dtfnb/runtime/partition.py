@@ -92,8 +92,7 @@ def partition(order, by_name, placement, feeds, fetches, client_device=None):
     """
     parts = {}
     if client_device is None:
-        feed_name = lambda key: "_recv_" + key.replace(":", "_")
-        fetch_name = lambda key: "_send_" + key.replace(":", "_")
+        feed_name, fetch_name = _named("_recv_"), _named("_send_")
         transfer_name = "{}_S{}".format
         client_attrs = {"client_terminated": True}
     else:
@@ -174,6 +173,11 @@ def partition(order, by_name, placement, feeds, fetches, client_device=None):
         add(device, Node(fetch_name(tensor_key(name, index)), "_Fetch", [(src, src_index)],
                          attrs={"index": position, "source_node": name, **client_attrs}))
     return parts
+
+
+def _named(prefix):
+    """key -> "<prefix><node>_<output>" (TensorFlow's MasterSession's client transfers)."""
+    return lambda key: prefix + key.replace(":", "_")
 
 
 def _numbered(prefix, keys):
