@@ -31,7 +31,7 @@ def op(name, op_type, inputs, out=(I32,), controls=(), **attrs):
 
 
 def fetch(name, index, source):
-    return Node(f"_fetch/{index}", "_Fetch", [(source, 0)], [], "", {"index": index})
+    return Node(f"_retval_{source}_0_{index}", "_Fetch", [(source, 0)], [], "", {"index": index})
 
 
 @pytest.fixture
@@ -56,7 +56,7 @@ def cond_nodes(pred):
         const("two", 2, controls=["t"]), const("one", 1, controls=["f"]),
         op("mul", "Mul", ["t", "two"]), op("sub", "Sub", ["f", "one"]),
         op("m", "Merge", ["sub", "mul"], out=(I32, I32)),
-        fetch("m", 0, "m"), Node("_fetch/1", "_Fetch", [("m", 1)], [], "", {"index": 1}),
+        fetch("m", 0, "m"), Node("_retval_m_1_1", "_Fetch", [("m", 1)], [], "", {"index": 1}),
     ]
 
 
@@ -160,7 +160,7 @@ def test_a_loop_entered_dead_ends_with_dead_exits(device):
     dead_enter = op("enter", "Enter", [("s", 1)], is_constant=False, frame_name="loop",
                     parallel_iterations=10)
     loop = [dead_enter if n.name == "enter" else n for n in loop_nodes(3)
-            if n.name not in ("zero", "_fetch/0")]
+            if n.name not in ("zero", "_retval_exit_0_0")]
     nodes = [const("pred", False, BOOL), const("x", 0),
              op("s", "Switch", ["x", "pred"], out=(I32, I32)), *loop,
              op("f", "Identity", [("s", 0)]), const("minus", -1, controls=["f"]),

@@ -162,7 +162,7 @@ class MasterSession:
             if self._config.graph_options.place_pruned_graph:
                 self._place([self._nodes[name] for name in order])
             parts = partitioning.partition(order, self._nodes, self._placement, feed_types,
-                                           fetch_pairs)
+                                           fetch_pairs, self._master.client_device)
             graphs = self._master.register_partitions(self.handle, parts, self._config,
                                                       list(self._library.values()))
             plan = self._plans[key] = _Plan(graphs, len(fetches), parts)
@@ -309,6 +309,14 @@ class Master:
     def _task_of(self, worker):
         """"/job:ps/replica:0/task:0": known without asking the task, which may be down."""
         return worker.task if worker.remote else self.task_spec.to_string()
+
+    @property
+    def client_device(self):
+        """Where a local session (TensorFlow's DirectSession) feeds and fetches: its CPU:0;
+        None for a server's master, whose clients feed and fetch through transfers."""
+        if self._server_config is not None:
+            return None
+        return self.task_spec.merge_from(DeviceSpec(device_type="CPU", device_index=0)).to_string()
 
     def local_device_names(self):
         return {name for worker in self._workers if not worker.remote for name in worker.devices}

@@ -56,7 +56,7 @@ class SessionState:
 
 
 class _PlanNode:
-    __slots__ = ("name", "fn", "ctx", "in_slots", "out_base", "n_out", "succ", "mode")
+    __slots__ = ("name", "fn", "ctx", "in_slots", "out_base", "n_out", "succ", "mode", "traced")
 
 
 _INLINE, _POOL, _BLOCKING, _RECV = 0, 1, 2, 3
@@ -89,6 +89,10 @@ class Executor:
             p.out_base = out_base[i]
             p.n_out = len(node.output_types)
             p.succ = []
+            # As TensorFlow's step stats, a trace leaves out transfers: between devices,
+            # and (on a cluster) from and to the client.
+            p.traced = node.op not in ("_Send", "_Recv") and not node.attrs.get(
+                "client_terminated")
             p.mode = (_RECV if node.op == "_Recv"
                       else _BLOCKING if kernel.blocking
                       else _POOL if kernel.expensive and device.parallel_ops else _INLINE)
@@ -165,7 +169,7 @@ def _execute(node, step, slots, stats):
         slots[node.out_base] = out
     elif node.n_out > 1:
         slots[node.out_base:node.out_base + node.n_out] = out
-    if stats is not None:
+    if stats is not None and node.traced:
         stats.record(node.name, start, time.perf_counter(),
                      slots[node.out_base:node.out_base + node.n_out])
 
@@ -418,7 +422,7 @@ def _execute_in_frame(node, step, item, stats):
     start = time.perf_counter() if stats is not None else 0.0
     out = node.fn(node.ctx, step, *args)
     outputs = [] if node.n_out == 0 else [out] if node.n_out == 1 else list(out)
-    if stats is not None:
+    if stats is not None and node.traced:
         stats.record(node.name, start, time.perf_counter(), outputs)
     return outputs, dead or out is DEAD
 

@@ -4,6 +4,15 @@ Both are pure functions over runtime Nodes. Fed tensors become `_Feed` nodes
 (so the op that produced them does not run unless needed otherwise), fetched
 ones end in `_Fetch` nodes, and every edge between devices becomes a `_Send` on
 the producer's device and a `_Recv` on the consumer's.
+
+The nodes a step adds are named as TensorFlow names them, since step stats and
+partition graphs show them. A local session (TensorFlow's DirectSession) feeds and
+fetches through `_Arg` and `_Retval` nodes on the client's device, named
+"_arg_<node>_<output>_<position>" with positions in the sorted feeds (fetches), and
+names a transfer "<producer>/_<n>". A session on a cluster (TensorFlow's
+MasterSession) receives feeds from the client and sends fetches back to it through
+client-terminated transfers, "_recv_<node>_<output>" and "_send_<node>_<output>", and
+names a transfer "<producer>_S<n>".
 """
 
 from dtfnb.base.errors import InvalidArgumentError, UnimplementedError
@@ -71,14 +80,26 @@ def _order(by_name):
     return lambda name: -index[name]
 
 
-def partition(order, by_name, placement, feeds, fetches):
+def partition(order, by_name, placement, feeds, fetches, client_device=None):
     """Splits the pruned nodes by device. Returns {device name: [Node, ...]}.
 
     `feeds` maps a fed tensor name to its dtype; `fetches` lists (node, index) and each
     `_Fetch` node carries its position in the attr `index`. `_Send` and `_Fetch` nodes
     name the node whose value they carry in `source_node`, so errors name that node.
+    `client_device`: in a local session, the device its feeds and fetches run on; None
+    in a session on a cluster, where they run on the device of the tensor and are
+    `client_terminated` (step stats leave them out, as TensorFlow's transfers).
     """
     parts = {}
+    if client_device is None:
+        feed_name, fetch_name = _named("_recv_"), _named("_send_")
+        transfer_name = "{}_S{}".format
+        client_attrs = {"client_terminated": True}
+    else:
+        feed_name = _numbered("_arg_", feeds)
+        fetch_name = _numbered("_retval_", (tensor_key(*f) for f in fetches))
+        transfer_name = "{}/_{}".format
+        client_attrs = {}
     feed_nodes, feed_by_name, transfers = {}, {}, {}
     # With control flow a transfer may carry a dead value: its receiver must expect one.
     dead_ok = any(by_name[name].op in CONTROL_FLOW_OPS for name in order)
@@ -95,12 +116,12 @@ def partition(order, by_name, placement, feeds, fetches):
         if key in feeds:
             if key not in feed_nodes:
                 # no ':' in the name: it must survive a NodeDef's "node:index" inputs
-                feed = Node(f"_feed/{src}/{index}", "_Feed", attrs={"tensor_name": key},
+                feed = Node(feed_name(key), "_Feed", attrs={"tensor_name": key, **client_attrs},
                             output_types=[feeds[key]])
                 feed_nodes[key] = feed_by_name[feed.name] = feed
-                add(placement[src], feed)
+                add(client_device or placement[src], feed)
             src, index = feed_nodes[key].name, 0
-            src_device = placement[key.rpartition(":")[0]]
+            src_device = client_device or placement[key.rpartition(":")[0]]
         else:
             src_device = placement[src]
         if src_device == device:
@@ -112,9 +133,9 @@ def partition(order, by_name, placement, feeds, fetches):
         if link not in transfers:
             key = f"{src_device};{device};{tensor_key(src, index)}"
             dtype = _output_type(src, index)
-            send = Node(f"_send/{len(transfers)}/{src}", "_Send", [(src, index)],
+            send = Node(transfer_name(src, 2 * len(transfers)), "_Send", [(src, index)],
                         attrs={"key": key, "source_node": src, **transfer_attrs})
-            recv = Node(f"_recv/{len(transfers)}/{src}", "_Recv",
+            recv = Node(transfer_name(src, 2 * len(transfers) + 1), "_Recv",
                         attrs={"key": key, **transfer_attrs}, output_types=[dtype])
             add(src_device, send)
             add(device, recv)
@@ -130,10 +151,10 @@ def partition(order, by_name, placement, feeds, fetches):
         link = (src, None, device)
         if link not in transfers:
             key = f"{placement[src]};{device};^{src}"
-            add(placement[src], Node(f"_send/{len(transfers)}/^{src}", "_Send",
+            add(placement[src], Node(transfer_name(src, 2 * len(transfers)), "_Send",
                                      control_inputs=[src],
                                      attrs={"key": key, **transfer_attrs}))
-            recv = Node(f"_recv/{len(transfers)}/^{src}", "_Recv",
+            recv = Node(transfer_name(src, 2 * len(transfers) + 1), "_Recv",
                         attrs={"key": key, **transfer_attrs})
             add(device, recv)
             transfers[link] = recv.name
@@ -147,11 +168,23 @@ def partition(order, by_name, placement, feeds, fetches):
                          [control_source(c, device) for c in node.control_inputs],
                          node.requested_device, node.attrs, node.output_types))
     for position, (name, index) in enumerate(fetches):
-        device = placement[name]
+        device = client_device or placement[name]
         src, src_index = source(name, index, device)
-        add(device, Node(f"_fetch/{position}", "_Fetch", [(src, src_index)],
-                         attrs={"index": position, "source_node": name}))
+        add(device, Node(fetch_name(tensor_key(name, index)), "_Fetch", [(src, src_index)],
+                         attrs={"index": position, "source_node": name, **client_attrs}))
     return parts
+
+
+def _named(prefix):
+    """key -> "<prefix><node>_<output>" (TensorFlow's MasterSession's client transfers)."""
+    return lambda key: prefix + key.replace(":", "_")
+
+
+def _numbered(prefix, keys):
+    """key -> "<prefix><node>_<output>_<position>", positions in the sorted distinct keys
+    (the order TensorFlow's DirectSession gives its _Arg and _Retval nodes)."""
+    position = {key: i for i, key in enumerate(sorted(set(keys)))}
+    return lambda key: f"{prefix}{key.replace(':', '_')}_{position[key]}"
 
 
 def _check_frames(order, by_name, placement):

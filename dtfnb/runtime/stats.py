@@ -33,8 +33,15 @@ class StepStatsCollector:
         self._offset_us = time.time() * 1e6 - time.perf_counter() * 1e6
 
     def device(self, name):
+        """The stats of device `name`, asked for as its executor starts the step: they
+        begin with that start, as TensorFlow's begin with the graph's _SOURCE node."""
         with self._lock:
-            return self._devices.setdefault(name, DeviceStats(name))
+            stats = self._devices.get(name)
+            if stats is None:
+                stats = self._devices[name] = DeviceStats(name)
+                now = time.perf_counter()
+                stats.record("_SOURCE", now, now, ())
+            return stats
 
     def add_proto(self, step_stats):
         with self._lock:
