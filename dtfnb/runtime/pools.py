@@ -8,6 +8,7 @@ device's own (None).
 
 import os
 import threading
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 from dtfnb.base.errors import InvalidArgumentError
@@ -16,10 +17,11 @@ from dtfnb.base.errors import InvalidArgumentError
 # that run the step (blocking ones still wait on threads of their own).
 CALLER_THREAD = "caller thread"
 
-# Pools of the process by global_name. As in TensorFlow's Python sessions, a later
-# session that asks for another size gets the first one's pool, with no error (its
+# Pools of the process by global_name, while a session holds them (TensorFlow keeps them
+# for good, which no session could tell apart). As in TensorFlow's Python sessions, a
+# session that asks for another size gets the pool there is, with no error (its
 # DirectSession reports that only from Create, which they never call).
-_global_pools = {}
+_global_pools = weakref.WeakValueDictionary()
 _global_lock = threading.Lock()
 
 
