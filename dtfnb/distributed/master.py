@@ -30,6 +30,7 @@ from dtfnb.runtime import partition as partitioning
 from dtfnb.runtime.events import EventLog
 from dtfnb.runtime.nodes import nodes_from_graph_def, parse_input
 from dtfnb.runtime.placer import place
+from dtfnb.runtime.pools import CALLER_THREAD, session_pools
 from dtfnb.runtime.stats import StepStatsCollector, cost_graph
 from dtfnb.runtime.step import Step
 
@@ -67,10 +68,12 @@ def _matches(spec, name, fields):
 class MasterSession:
     """`remote`: created by a client in another process. `default_timeout_ms`, and
     `timeout_message` unless None, apply to steps whose options and config set no
-    deadline, and to what a step that runs out of time raises."""
+    deadline, and to what a step that runs out of time raises. `distributed`: a session
+    of a server (TensorFlow's MasterSession, not its DirectSession): it has no inter-op
+    pools of its own."""
 
     def __init__(self, handle, master, config, remote=False, default_timeout_ms=0,
-                 timeout_message=None):
+                 timeout_message=None, distributed=False):
         self.handle = handle
         self.remote = remote
         self.last_used = time.monotonic()
@@ -78,6 +81,8 @@ class MasterSession:
         self._config = config
         self._default_timeout_ms = default_timeout_ms
         self._timeout_message = timeout_message
+        self._distributed = distributed
+        self._pools = (None,) if distributed else session_pools(config)
         self._nodes = {}
         self._library = {}  # function name -> FunctionDef
         self._versions = graph_pb2.VersionDef()  # the client's, which partition graphs carry
@@ -143,6 +148,12 @@ class MasterSession:
         if plan is not None:
             return plan
         with self._lock:
+            if self._distributed and (self._config.use_per_session_threads
+                                      or self._config.session_inter_op_thread_pool):
+                # TensorFlow's master refuses them as it first takes the graph, which its
+                # client sends at the first run (no plan is kept: every run fails so).
+                raise InvalidArgumentError(None, None, "Distributed session does not "
+                                           "support session thread pool options.")
             if not self._config.graph_options.place_pruned_graph:
                 self._place_new_nodes()
             plan = self._parked_plans.pop(key, None)
@@ -168,6 +179,19 @@ class MasterSession:
             plan = self._plans[key] = _Plan(graphs, len(fetches), parts)
         return plan
 
+    def _inter_op_pool(self, options):
+        """The pool that RunOptions.inter_op_thread_pool chooses for a step: one of the
+        session's, or the caller's thread (-1). A distributed session's steps use each
+        device's own pool whatever the index, as TensorFlow's workers use theirs."""
+        if options is None or self._distributed:
+            return self._pools[0]
+        index = options.inter_op_thread_pool
+        if index == -1:
+            return CALLER_THREAD
+        if not 0 <= index < len(self._pools):
+            raise InvalidArgumentError(None, None, f"Invalid inter_op_thread_pool: {index}")
+        return self._pools[index]
+
     def _builds_cost_model(self, plan):
         """Whether this run of `plan` ends one of GraphOptions.build_cost_model's periods
         (counted after its first build_cost_model_after runs), as TensorFlow's."""
@@ -187,6 +211,7 @@ class MasterSession:
     def run(self, feeds, fetches, targets, options=None, run_metadata=None, started=None):
         """Runs one step: `feeds` maps tensor names to arrays; returns the fetched arrays.
         `started(step)`, if given, learns of the step before it runs (to abort it)."""
+        inter_op_pool = self._inter_op_pool(options)
         plan = self._plan(tuple(feeds), tuple(fetches), tuple(targets))
         timeout = (options.timeout_in_ms if options is not None and options.timeout_in_ms
                    else self._config.operation_timeout_in_ms) or self._default_timeout_ms
@@ -195,6 +220,7 @@ class MasterSession:
         costing = run_metadata is not None and self._builds_cost_model(plan)
         stats = StepStatsCollector() if tracing or costing else None
         step = Step(timeout, feeds, stats)
+        step.inter_op_pool = inter_op_pool
         if started is not None:
             started(step)
         start, error = time.time(), None
@@ -326,12 +352,13 @@ class Master:
         # Random, as TensorFlow's: the workers of a cluster keep the state of sessions of
         # many masters (in other processes) by this handle.
         handle = f"{random.getrandbits(64):016x}"
-        if remote or self._server_config is None:
-            session = MasterSession(handle, self, config, remote)
+        distributed = self._server_config is not None
+        if remote or not distributed:
+            session = MasterSession(handle, self, config, remote, distributed=distributed)
         else:
             session = MasterSession(handle, self, config,
                                     default_timeout_ms=self._server_config.operation_timeout_in_ms,
-                                    timeout_message=_LOCAL_MASTER_TIMEOUT)
+                                    timeout_message=_LOCAL_MASTER_TIMEOUT, distributed=True)
         session.extend(graph_def)
         self._collector.add(handle, session)
         return handle

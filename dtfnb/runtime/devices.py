@@ -101,9 +101,10 @@ def create_devices(config, job="localhost", task=0, blas_threads=1, events=None,
     """The devices a task offers for a ConfigProto: CPUs, then CUDA or emulated GPUs.
 
     Expensive kernels run side by side only when BLAS does not already use every core
-    for each of them, or when the session asks for inter-op threads explicitly:
-    otherwise two matmuls with all-core BLAS each fight for the same cores (the MLP
-    step ran 2.7x slower that way). `cores`, the cores the task may use (default: the
+    for each of them, or when the session asks for inter-op threads explicitly (in
+    inter_op_parallelism_threads or a session_inter_op_thread_pool): otherwise two
+    matmuls with all-core BLAS each fight for the same cores (the MLP step ran 2.7x
+    slower that way). `cores`, the cores the task may use (default: the
     host's), caps that too: a task whose share is one core gains nothing from side-by-
     side kernels but thread handoffs (its MLP step took 10% more CPU time with them).
     Every device gets the task's EventLog, `events`.
@@ -111,7 +112,9 @@ def create_devices(config, job="localhost", task=0, blas_threads=1, events=None,
     host_memory.keep_freed_memory()
     cores = cores or os.cpu_count() or 1
     pool_size = config.inter_op_parallelism_threads or os.cpu_count() or 2
-    parallel = config.inter_op_parallelism_threads > 1 or (blas_threads == 1 and cores > 1)
+    asked = [config.inter_op_parallelism_threads] + [
+        pool.num_threads for pool in config.session_inter_op_thread_pool]
+    parallel = max(asked) > 1 or (blas_threads == 1 and cores > 1)
     counts = dict(config.device_count)
     options = {"pool_size": pool_size, "parallel_ops": parallel, "events": events}
     devices = [Device(job, task, "CPU", i, **options)

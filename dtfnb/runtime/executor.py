@@ -1,13 +1,14 @@
 """Executor: runs one device's partition of a step by dependency counting.
 
 The calling thread runs ready nodes inline. When several nodes are ready, the
-extra expensive ones go to the device's inter-op pool and blocking ones (queues)
-to its blocking pool, so independent work runs in parallel and a wait never holds
-up ready work. A receive holds no thread: it runs once its tensor is there, on
-the thread that sent it (for a tensor from another task, the one that delivered
-it), which saves a thread handoff on every hop between partitions. The first
-error aborts the whole step. Float errors (x/0, log 0) give inf/nan silently, as in
-TensorFlow: a thread runs its nodes under one `np.errstate`, not one per kernel.
+extra expensive ones go to the step's inter-op pool (by default the device's) and
+blocking ones (queues) to the device's blocking pool, so independent work runs in
+parallel and a wait never holds up ready work. A receive holds no thread: it runs
+once its tensor is there, on the thread that sent it (for a tensor from another
+task, the one that delivered it), which saves a thread handoff on every hop between
+partitions. The first error aborts the whole step. Float errors (x/0, log 0) give
+inf/nan silently, as in TensorFlow: a thread runs its nodes under one `np.errstate`,
+not one per kernel.
 """
 
 import threading
@@ -19,6 +20,7 @@ from dtfnb.base import errors
 from dtfnb.kernels.control_flow import DEAD
 from dtfnb.kernels.registry import find_kernel
 from dtfnb.runtime.frames import FrameGraph, FrameState, has_control_flow
+from dtfnb.runtime.pools import CALLER_THREAD
 from dtfnb.runtime.step import GRACE_SECONDS
 
 
@@ -283,9 +285,14 @@ class _Run:
             elif (mode == _INLINE or (mode == _POOL and not keep and not busy)
                   or (mode == _BLOCKING and lone and may_block)):
                 keep.append(i)
+            elif mode == _BLOCKING:
+                self.device.blocking_pool.submit(self.process, [i])
             else:
-                pool = self.device.pool if mode == _POOL else self.device.blocking_pool
-                pool.submit(self.process, [i])
+                pool = self.step.inter_op_pool or self.device.pool
+                if pool is CALLER_THREAD:
+                    keep.append(i)
+                else:
+                    pool.submit(self.process, [i])
         return keep
 
     def received(self, i):

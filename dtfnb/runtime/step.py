@@ -71,7 +71,8 @@ class Step:
     """
 
     __slots__ = ("id", "deadline", "feeds", "fetched", "stats", "error", "_rendezvous",
-                 "outbound", "copy_fetches", "_lock", "_callbacks", "_succeeded", "cancelling")
+                 "outbound", "copy_fetches", "_lock", "_callbacks", "_succeeded", "cancelling",
+                 "inter_op_pool")
 
     def __init__(self, timeout_ms=0, feeds=None, stats=None, step_id=None):
         self.id = new_step_id() if step_id is None else step_id
@@ -88,6 +89,9 @@ class Step:
         self._callbacks = {}
         self._succeeded = False
         self.cancelling = None  # the error a cancel request (see `cancel`) would end it with
+        # Where its ops that may run side by side go (runtime/pools.py): None, each
+        # device's own inter-op pool.
+        self.inter_op_pool = None
 
     # -- cancellation ------------------------------------------------------------------
 
