@@ -395,16 +395,23 @@ def _batch(tensors, batch_size, keep_input, num_threads=1, capacity=32, enqueue_
             _dequeue(queue, batch_size, allow_smaller_final_batch, name, sparse_infos))
 
 
+def _prepare_join(tensor_list_list, keep_input, enqueue_many):
+    """The joined lists checked, keep_input checked, their SparseTensors stored."""
+    tensor_list_list = _validate_join(tensor_list_list)
+    keep_input = _validate_keep_input(keep_input, enqueue_many)
+    tensor_list_list, sparse_infos = _store_sparse_tensors_join(
+        tensor_list_list, enqueue_many, keep_input)
+    return tensor_list_list, keep_input, sparse_infos
+
+
 def _batch_join(tensors_list, batch_size, keep_input, capacity=32, enqueue_many=False,
                 shapes=None, dynamic_pad=False, allow_smaller_final_batch=False,
                 shared_name=None, name=None):
     tensor_list_list = _as_tensor_list_list(tensors_list)
     with api.name_scope(name, "batch_join",
                         [t for tl in tensor_list_list for t in tl] + [keep_input]) as name:
-        tensor_list_list = _validate_join(tensor_list_list)
-        keep_input = _validate_keep_input(keep_input, enqueue_many)
-        tensor_list_list, sparse_infos = _store_sparse_tensors_join(
-            tensor_list_list, enqueue_many, keep_input)
+        tensor_list_list, keep_input, sparse_infos = _prepare_join(
+            tensor_list_list, keep_input, enqueue_many)
         queue = _which_queue(dynamic_pad)(
             capacity=capacity, dtypes=_dtypes(tensor_list_list),
             shapes=_shapes(tensor_list_list, shapes, enqueue_many), shared_name=shared_name)
@@ -459,10 +466,8 @@ def _shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, k
     tensor_list_list = _as_tensor_list_list(tensors_list)
     with api.name_scope(name, "shuffle_batch_join",
                         [t for tl in tensor_list_list for t in tl] + [keep_input]) as name:
-        tensor_list_list = _validate_join(tensor_list_list)
-        keep_input = _validate_keep_input(keep_input, enqueue_many)
-        tensor_list_list, sparse_infos = _store_sparse_tensors_join(
-            tensor_list_list, enqueue_many, keep_input)
+        tensor_list_list, keep_input, sparse_infos = _prepare_join(
+            tensor_list_list, keep_input, enqueue_many)
         queue = _shuffle_queue(capacity, min_after_dequeue, seed, tensor_list_list, shapes,
                                enqueue_many, shared_name)
         _enqueue_join(queue, tensor_list_list, enqueue_many, keep_input)
