@@ -27,7 +27,9 @@ from dtfnb.ops.constant_op import constant
 from dtfnb.ops.control_flow_ops import Assert, group, no_op, tuple
 from dtfnb.ops.cond import case, cond
 from dtfnb.ops.while_loop import while_loop
-from dtfnb.ops.state_ops import assign, assign_add, assign_sub, count_up_to
+from dtfnb.ops.state_ops import (
+    assign, assign_add, assign_sub, count_up_to, scatter_add, scatter_div, scatter_max,
+    scatter_min, scatter_mul, scatter_sub, scatter_update)
 from dtfnb.ops.variables import (
     Variable, all_variables, global_variables, global_variables_initializer,
     initialize_all_variables, initialize_local_variables, is_variable_initialized,

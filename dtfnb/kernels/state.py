@@ -1,7 +1,7 @@
-"""Ref-variable kernels: VariableV2 and the ops that read, assign and test it."""
+"""Ref-variable kernels: VariableV2 and the ops that read, assign, scatter into and test it."""
 
 from dtfnb.base import dtypes
-from dtfnb.base.errors import OutOfRangeError
+from dtfnb.base.errors import InvalidArgumentError, OutOfRangeError
 from dtfnb.kernels.registry import register_kernel
 from dtfnb.resources.resource_mgr import check_shared_name
 from dtfnb.resources.variable import VariableResource, value_of
@@ -47,6 +47,40 @@ def _assign_add(ctx, step, ref, value):
 def _assign_sub(ctx, step, ref, value):
     ref.update(lambda old: old - value_of(value))
     return ref
+
+
+def _scatter(combine):
+    """A Scatter* kernel: rows `indices` of the variable combined with `updates` by
+    `combine(xp)` (a ufunc's `.at`, or None to overwrite). The variable gets a new array,
+    so a value already read elsewhere does not change under its reader."""
+    def kernel(ctx, step, ref, indices, updates):
+        xp = ctx.xp
+        indices, updates = xp.asarray(indices), xp.asarray(updates)
+        with ref.lock:
+            new = xp.array(ref.read(), copy=True)
+            rows = new.shape[0] if new.ndim else 0
+            flat = indices.reshape(-1)
+            bad = xp.nonzero((flat < 0) | (flat >= rows))[0]
+            if bad.size:
+                i = int(bad[0])
+                raise InvalidArgumentError(None, None, f"indices[{i}] = {int(flat[i])} is "
+                                           f"not in [0, {rows})")
+            if combine is None:
+                new[indices] = updates
+            else:
+                combine(xp).at(new, indices, updates)
+            ref.value = new
+        return ref
+    return kernel
+
+
+for _op, _combine in (("ScatterUpdate", None), ("ScatterAdd", lambda xp: xp.add),
+                      ("ScatterSub", lambda xp: xp.subtract),
+                      ("ScatterMul", lambda xp: xp.multiply),
+                      ("ScatterDiv", lambda xp: xp.divide),
+                      ("ScatterMax", lambda xp: xp.maximum),
+                      ("ScatterMin", lambda xp: xp.minimum)):
+    register_kernel(_op, device="CPU", ref_inputs=True)(_scatter(_combine))
 
 
 @register_kernel("CountUpTo", ref_inputs=True)

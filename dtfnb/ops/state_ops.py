@@ -1,10 +1,11 @@
-"""Ref-variable ops: VariableV2, Assign, AssignAdd, AssignSub, CountUpTo,
-IsVariableInitialized."""
+"""Ref-variable ops: VariableV2, Assign, AssignAdd, AssignSub, the Scatter* updates,
+CountUpTo, IsVariableInitialized."""
 
 from dtfnb.base import dtypes
 from dtfnb.base.shapes import as_shape, scalar
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import NotDifferentiable, define_op
+from dtfnb.ops.array_ops import format_shape, shape_error
 from dtfnb.ops.building import make_tensor
 
 
@@ -20,8 +21,32 @@ define_op("AssignAdd", _same_as_input, stateful=True, ref_inputs=True)
 define_op("AssignSub", _same_as_input, stateful=True, ref_inputs=True)
 define_op("IsVariableInitialized", lambda op: [scalar()], stateful=True, ref_inputs=True)
 define_op("CountUpTo", lambda op: [scalar()], stateful=True, ref_inputs=True)
+# Sparse updates of a ref: rows `indices` of the variable combined with `updates`.
+SCATTER_OPS = ("ScatterUpdate", "ScatterAdd", "ScatterSub", "ScatterMul", "ScatterDiv",
+               "ScatterMax", "ScatterMin")
+
+
+def _scatter_shape(op):
+    """updates.shape must be indices.shape + ref.shape[1:] (or a scalar), as TensorFlow's."""
+    ref, indices, updates = (t.shape for t in op.inputs)
+    if ref.ndims is None or indices.ndims is None or updates.ndims in (None, 0):
+        return [ref]
+    expected = indices.concatenate(ref[1:])
+    if updates.ndims != expected.ndims:
+        raise shape_error(op, f"Shapes must be equal rank, but are {updates.ndims} and "
+                          f"{expected.ndims}")
+    for i, (got, want) in enumerate(zip(updates.as_list(), expected.as_list())):
+        if got is not None and want is not None and got != want:
+            raise shape_error(op, f"Dimension {i} in both shapes must be equal, but are "
+                              f"{got} and {want}. Shapes are {format_shape(updates)} and "
+                              f"{format_shape(expected)}.")
+    return [ref]
+
+
+for _op in SCATTER_OPS:
+    define_op(_op, _scatter_shape, stateful=True, ref_inputs=True)
 for _op in ("VariableV2", "Assign", "AssignAdd", "AssignSub", "IsVariableInitialized",
-            "CountUpTo"):
+            "CountUpTo", *SCATTER_OPS):
     NotDifferentiable(_op)
 
 
@@ -92,3 +117,44 @@ def count_up_to(ref, limit, name=None):
                         "list of allowed values: int32, int64")
     return make_tensor("CountUpTo", [ref], dtype, name=name or "CountUpTo",
                        attrs={"limit": int(limit), "T": dtype})
+
+
+def _scatter(op_type, ref, indices, updates, use_locking, name):
+    ref = getattr(ref, "_variable", ref)
+    _check_ref(ref, op_type)
+    graph = ref.graph
+    with graph.as_default(), graph.name_scope(name or op_type) as scope:
+        indices = convert_to_tensor(indices, name="indices")
+        updates = convert_to_tensor(updates, dtype=ref.dtype.base_dtype, name="updates")
+        return make_tensor(op_type, [ref, indices, updates], ref.dtype, name=scope,
+                           attrs={"T": ref.dtype.base_dtype, "Tindices": indices.dtype,
+                                  "use_locking": use_locking})
+
+
+def scatter_update(ref, indices, updates, use_locking=True, name=None):
+    """Sets rows `indices` of the variable to `updates`; returns the variable's ref."""
+    return _scatter("ScatterUpdate", ref, indices, updates, use_locking, name)
+
+
+def scatter_add(ref, indices, updates, use_locking=False, name=None):
+    return _scatter("ScatterAdd", ref, indices, updates, use_locking, name)
+
+
+def scatter_sub(ref, indices, updates, use_locking=False, name=None):
+    return _scatter("ScatterSub", ref, indices, updates, use_locking, name)
+
+
+def scatter_mul(ref, indices, updates, use_locking=False, name=None):
+    return _scatter("ScatterMul", ref, indices, updates, use_locking, name)
+
+
+def scatter_div(ref, indices, updates, use_locking=False, name=None):
+    return _scatter("ScatterDiv", ref, indices, updates, use_locking, name)
+
+
+def scatter_max(ref, indices, updates, use_locking=False, name=None):
+    return _scatter("ScatterMax", ref, indices, updates, use_locking, name)
+
+
+def scatter_min(ref, indices, updates, use_locking=False, name=None):
+    return _scatter("ScatterMin", ref, indices, updates, use_locking, name)
