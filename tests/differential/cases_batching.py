@@ -150,6 +150,21 @@ def keep_fed_values_case(batcher, enqueue_many):
     return case
 
 
+def keep_computed_case(batcher, enqueue_many, smaller):
+    """A keep_input computed from the input (its even numbers; with enqueue_many, whether
+    the batch holds a 3), under queue-runner threads."""
+    def case(tf):
+        ex = _examples(tf, "list2", enqueue_many)
+        keep = tf.reduce_any(tf.equal(ex[0], 3)) if enqueue_many else tf.equal(ex[0] % 2, 0)
+        out = getattr(tf.train, batcher)([ex] if "join" in batcher else ex, keep, 2,
+                                         enqueue_many=enqueue_many,
+                                         allow_smaller_final_batch=smaller)
+        with tf.Session() as sess:
+            sess.run(tf.local_variables_initializer())
+            return _drain(tf, out, sess)
+    return case
+
+
 CASES = {}
 for _b, _kind, _many, _smaller in itertools.product(
         BATCHERS, ("list1", "list2", "tuple", "dict", "dict1"), (False, True), (False, True)):
@@ -169,3 +184,7 @@ for _b, _many in itertools.product(
         (False, True)):
     CASES[f"keep_fed_graph_{_b}_many{_many:d}"] = keep_fed_graph_case(_b, _many)
     CASES[f"keep_fed_values_{_b}_many{_many:d}"] = keep_fed_values_case(_b, _many)
+for _b, _many, _smaller in itertools.product(("maybe_batch", "maybe_batch_join"),
+                                           (False, True), (False, True)):
+    CASES[f"keep_computed_{_b}_many{_many:d}_smaller{_smaller:d}"] = \
+        keep_computed_case(_b, _many, _smaller)
