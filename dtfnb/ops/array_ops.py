@@ -211,6 +211,12 @@ def _shape_like(op_type, input, name, out_type, optimize):  # noqa: A002
 
 
 def shape(input, name=None, out_type=dtypes.int32, optimize=True):  # noqa: A002
+    if isinstance(input, SparseTensor):  # its dense_shape, as `out_type`
+        with graph_of(input.dense_shape).name_scope(name or "Shape"):
+            dense_shape = input.dense_shape
+            return make_tensor("Cast", [dense_shape], dtypes.as_dtype(out_type), name="Cast",
+                               attrs={"SrcT": dense_shape.dtype.base_dtype,
+                                      "DstT": dtypes.as_dtype(out_type), "Truncate": False})
     return _shape_like("Shape", input, name, out_type, optimize)
 
 

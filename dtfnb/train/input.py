@@ -20,6 +20,7 @@ from dtfnb.framework.indexed_slices import IndexedSlices
 from dtfnb.framework.sparse_tensor import SparseTensor
 from dtfnb.ops import (
     array_ops,
+    cond,
     constant_op,
     control_flow_ops,
     io_ops,
@@ -235,46 +236,35 @@ class _SparseInfo:
 
 def _store_sparse(t, enqueue_many, keep_input, shared_name):
     """(handles, the op adding `t` to its map): the handle of `t`, or with enqueue_many
-    those of its rows, as TensorFlow stores what `keep_input` keeps."""
+    those of its rows, as TensorFlow stores what `keep_input` keeps. What is not kept is
+    not stored: -1 stands for it (and its enqueue does not run)."""
     if keep_input.shape.ndims == 1:
         kept_values = slicing_ops.gather(keep_input, t.indices[:, 0])
         handles = sparse_ops.add_many_sparse_to_tensors_map(
             sparse_ops.sparse_retain(t, kept_values), shared_name=shared_name)
         return handles, handles.op
-    keep = array_ops.constant_value(keep_input)
-    if keep is None:
-        return _store_sparse_if(keep_input, t, enqueue_many, shared_name)
-    if not keep:  # a stand-in, which the take after the dequeue refuses
-        none = -1 * array_ops.ones(t.dense_shape[0:1], dtypes.int64) if enqueue_many \
-            else constant_op.constant(-1, dtypes.int64)
-        return none, none.op
     if enqueue_many:
-        handles = sparse_ops.add_many_sparse_to_tensors_map(t, shared_name=shared_name)
+        handles = _smart_cond(
+            keep_input,
+            lambda: sparse_ops.add_many_sparse_to_tensors_map(t, shared_name=shared_name),
+            lambda: -1 * array_ops.ones(array_ops.shape(t)[0:1], dtypes.int64))
+        handles.set_shape([None])  # the rows of `t` may be unknown
     else:
-        handles = sparse_ops.add_sparse_to_tensors_map(t, shared_name=shared_name)
-    return handles, handles.op
+        handles = _smart_cond(
+            keep_input,
+            lambda: sparse_ops.add_sparse_to_tensors_map(t, shared_name=shared_name),
+            lambda: constant_op.constant(-1, dtypes.int64))
+    # Built by a tf.cond, the handles are a Merge of what each branch gives.
+    return handles, next((x.op for x in handles.op.inputs if x.op.type in (
+        "AddSparseToTensorsMap", "AddManySparseToTensorsMap")), handles.op)
 
 
-def _store_sparse_if(keep_input, t, enqueue_many, shared_name):
-    """What TensorFlow's tf.cond on `keep_input` stores: the handles of the rows of `t` (a
-    batch of one without enqueue_many) if it holds, else -1 for each, storing nothing: the
-    batch added has no rows then."""
-    if not enqueue_many:
-        t = SparseTensor(array_ops.concat([array_ops.zeros_like(t.indices[:, :1]), t.indices],
-                                          1),
-                         t.values, array_ops.concat([[1], t.dense_shape], 0))
-    rows = t.dense_shape[0]
-    kept_rows = rows * math_ops.cast(keep_input, dtypes.int64)
-    kept = sparse_ops.sparse_retain(
-        t, array_ops.fill(array_ops.shape(t.values), keep_input))
-    handles = sparse_ops.add_many_sparse_to_tensors_map(
-        SparseTensor(kept.indices, kept.values,
-                     array_ops.concat([[kept_rows], t.dense_shape[1:]], 0)),
-        shared_name=shared_name)
-    stored = array_ops.concat(
-        [handles, array_ops.fill([rows - kept_rows], constant_op.constant(-1, dtypes.int64))],
-        0)
-    return (stored if enqueue_many else array_ops.reshape(stored, [])), handles.op
+def _smart_cond(pred, true_fn, false_fn):
+    """`true_fn()` or `false_fn()` when `pred` is a constant, else a tf.cond of them."""
+    value = array_ops.constant_value(pred)
+    if value is None:
+        return cond.cond(pred, true_fn, false_fn)
+    return true_fn() if value else false_fn()
 
 
 def _store_sparse_tensors(tensor_list, enqueue_many, keep_input, shared_map_ops=None):
@@ -342,14 +332,7 @@ def _enqueue_op(queue, tensor_list, enqueue_many, keep_input):
     if keep_input.shape.ndims == 1:
         keep = math_ops.cast(keep_input, dtypes.int32)
         return enqueue([dynamic_partition(t, keep, num_partitions=2)[1] for t in tensor_list])
-    keep = array_ops.constant_value(keep_input)
-    if keep is not None:
-        return enqueue(tensor_list) if keep else control_flow_ops.no_op()
-    # Known only when it runs: TensorFlow builds a tf.cond; the same examples reach the
-    # queue if each one is kept as a row of a batch of (at most) one.
-    rows = [t if enqueue_many else array_ops.expand_dims(t, 0) for t in tensor_list]
-    keep = array_ops.fill(array_ops.shape(rows[0])[:1], math_ops.cast(keep_input, dtypes.int32))
-    return queue.enqueue_many([dynamic_partition(t, keep, num_partitions=2)[1] for t in rows])
+    return _smart_cond(keep_input, lambda: enqueue(tensor_list), control_flow_ops.no_op)
 
 
 def _enqueue(queue, tensor_list, threads, enqueue_many, keep_input):

@@ -1,6 +1,8 @@
 """Batching: every tf.train batching function × enqueue_many × dynamic_pad ×
 allow_smaller_final_batch × list / tuple / dict examples: what it returns, the ops it
-builds, and the batches its queue runners produce until the input runs out."""
+builds, and the batches its queue runners produce until the input runs out; and the
+maybe_ functions with a keep_input fed at run time (the tf.cond around each enqueue, and
+which examples reach the batch, their enqueue ops run by hand)."""
 
 import itertools
 
@@ -105,6 +107,64 @@ def padded_case(batcher, enqueue_many, smaller):
     return case
 
 
+def _maybe_fed(tf, batcher, examples, keep, enqueue_many):
+    """`batcher` (a maybe_ function) on `examples`, with a join given them twice."""
+    fn = getattr(tf.train, batcher)
+    if "join" in batcher:
+        examples = [examples, examples]
+    if "shuffle" in batcher:
+        return fn(examples, 2, 10, 0, keep, seed=7, enqueue_many=enqueue_many)
+    return fn(examples, keep, 2, enqueue_many=enqueue_many)
+
+
+def keep_fed_graph_case(batcher, enqueue_many):
+    def case(tf):
+        x = tf.placeholder(tf.int32, [None] if enqueue_many else [])
+        keep = tf.placeholder(tf.bool, [])
+        out = _maybe_fed(tf, batcher, [x, tf.cast(x, tf.float32)], keep, enqueue_many)
+        graph = tf.get_default_graph()
+        return out, node_defs(graph), [
+            [t.name for t in qr.enqueue_ops]
+            for qr in graph.get_collection(tf.GraphKeys.QUEUE_RUNNERS)]
+    return case
+
+
+def keep_fed_values_case(batcher, enqueue_many):
+    """Only the examples fed with keep_input True reach the queue."""
+    def case(tf):
+        x = tf.placeholder(tf.int32, [None] if enqueue_many else [])
+        keep = tf.placeholder(tf.bool, [])
+        out = _maybe_fed(tf, batcher, [x, tf.cast(x, tf.float32)], keep, enqueue_many)
+        runner = tf.get_collection(tf.GraphKeys.QUEUE_RUNNERS)[0]
+        # two rows kept: a batch, whichever way a shuffling queue orders them
+        fed = [[1, 2], [3], [4]] if enqueue_many else [1, 2, 3, 4]
+        with tf.Session() as sess:
+            for i, (kept, value) in enumerate(zip([False, True, True, False], fed)):
+                sess.run(runner.enqueue_ops[i % len(runner.enqueue_ops)],
+                         {x: value, keep: kept})
+            size = sess.run(runner.queue.size())
+            batch = sess.run(out)
+        if "shuffle" in batcher:
+            batch = sorted(zip(batch[0].tolist(), batch[1].tolist()))
+        return size, batch
+    return case
+
+
+def keep_computed_case(batcher, enqueue_many, smaller):
+    """A keep_input computed from the input (its even numbers; with enqueue_many, whether
+    the batch holds a 3), under queue-runner threads."""
+    def case(tf):
+        ex = _examples(tf, "list2", enqueue_many)
+        keep = tf.reduce_any(tf.equal(ex[0], 3)) if enqueue_many else tf.equal(ex[0] % 2, 0)
+        out = getattr(tf.train, batcher)([ex] if "join" in batcher else ex, keep, 2,
+                                         enqueue_many=enqueue_many,
+                                         allow_smaller_final_batch=smaller)
+        with tf.Session() as sess:
+            sess.run(tf.local_variables_initializer())
+            return _drain(tf, out, sess)
+    return case
+
+
 CASES = {}
 for _b, _kind, _many, _smaller in itertools.product(
         BATCHERS, ("list1", "list2", "tuple", "dict", "dict1"), (False, True), (False, True)):
@@ -119,3 +179,12 @@ for _b, _many, _smaller in itertools.product(
         ("batch", "maybe_batch", "batch_join", "maybe_batch_join"), (False, True),
         (False, True)):
     CASES[f"padded_{_b}_many{_many:d}_smaller{_smaller:d}"] = padded_case(_b, _many, _smaller)
+for _b, _many in itertools.product(
+        ("maybe_batch", "maybe_batch_join", "maybe_shuffle_batch", "maybe_shuffle_batch_join"),
+        (False, True)):
+    CASES[f"keep_fed_graph_{_b}_many{_many:d}"] = keep_fed_graph_case(_b, _many)
+    CASES[f"keep_fed_values_{_b}_many{_many:d}"] = keep_fed_values_case(_b, _many)
+for _b, _many, _smaller in itertools.product(("maybe_batch", "maybe_batch_join"),
+                                           (False, True), (False, True)):
+    CASES[f"keep_computed_{_b}_many{_many:d}_smaller{_smaller:d}"] = \
+        keep_computed_case(_b, _many, _smaller)

@@ -133,7 +133,7 @@ def keep_vector_case(batcher, with_graph):
 
 
 def keep_false_case(batcher, enqueue_many):
-    """A constant False keep_input queues stand-ins that TensorFlow then refuses to take."""
+    """A constant False keep_input stores no SparseTensor: the take from its map is refused."""
     def case(tf):
         return outcome(_maybe(tf, batcher), _examples(tf, "sparse", enqueue_many), False,
                        enqueue_many)
@@ -142,9 +142,12 @@ def keep_false_case(batcher, enqueue_many):
 
 def _maybe(tf, batcher):
     def build(ex, keep, enqueue_many):
+        fn = getattr(tf.train, batcher)
         if "join" in batcher:
-            return getattr(tf.train, batcher)([ex], keep, 2, enqueue_many=enqueue_many)
-        return getattr(tf.train, batcher)(ex, keep, 2, enqueue_many=enqueue_many)
+            ex = [ex]
+        if "shuffle" in batcher:
+            return fn(ex, 2, 10, 0, keep, seed=7, enqueue_many=enqueue_many)
+        return fn(ex, keep, 2, enqueue_many=enqueue_many)
     return build
 
 
@@ -156,16 +159,42 @@ def keep_fed_case(batcher, enqueue_many):
         keep = tf.placeholder(tf.bool, [])
         out = _maybe(tf, batcher)([sparse, label], keep, enqueue_many)
         runner = tf.get_collection(tf.GraphKeys.QUEUE_RUNNERS)[0]
-        examples = _MANY if enqueue_many else _ONE_BY_ONE
+        # two rows kept: a batch, whichever way a shuffling queue orders them
+        examples, keeps = (_MANY, [False, False, True]) if enqueue_many else \
+            (_ONE_BY_ONE, [False, True, True])
         with tf.Session() as sess:
-            for kept, (indices, values, shape, labels) in zip([False, True, True], examples * 2):
+            for kept, (indices, values, shape, labels) in zip(keeps, examples * 2):
                 sess.run(runner.enqueue_ops[0], {sparse: tf.SparseTensorValue(
                     np.array(indices, np.int64), np.array(values, np.float32),
                     np.array(shape, np.int64)), label: labels, keep: kept})
             size = sess.run(runner.queue.size())
             got = sess.run(out)
-        return _static(out), size, got
+        return _static(out), size, got if "shuffle" not in batcher else _rows(*got)
     return case
+
+
+def keep_fed_graph_case(batcher, kind, enqueue_many):
+    """The tf.cond that stores a SparseTensor only when keep_input holds, and the one
+    around the enqueue."""
+    def case(tf):
+        out = _maybe(tf, batcher)(_examples(tf, kind, enqueue_many),
+                                  tf.placeholder(tf.bool, []), enqueue_many)
+        return _static(out), node_defs(tf.get_default_graph())
+    return case
+
+
+def keep_fed_rank0(tf):
+    """A rank-0 SparseTensor example, stored only when the fed keep_input holds."""
+    sparse = tf.SparseTensor(indices=np.zeros([1, 0], np.int64), values=[5.0],
+                             dense_shape=np.zeros([0], np.int64))
+    keep = tf.placeholder(tf.bool, [])
+    out = tf.train.maybe_batch([sparse], keep, 2)
+    runner = tf.get_collection(tf.GraphKeys.QUEUE_RUNNERS)[0]
+    with tf.Session() as sess:
+        for kept in (True, False, True):
+            sess.run(runner.enqueue_ops[0], {keep: kept})
+        size = sess.run(runner.queue.size())
+        return _static(out), size, sess.run(out)
 
 
 # -- ranks and shapes -------------------------------------------------------------------
@@ -329,7 +358,12 @@ for _b in ("maybe_batch", "maybe_batch_join", "maybe_shuffle_batch",
     CASES[f"keep_vector_{_b}"] = keep_vector_case(_b, with_graph="shuffle" not in _b)
 for _b, _em in itertools.product(("maybe_batch", "maybe_batch_join"), (False, True)):
     CASES[f"keep_false_{_b}{'_many' if _em else ''}"] = keep_false_case(_b, _em)
+for _b, _em in itertools.product(("maybe_batch", "maybe_batch_join", "maybe_shuffle_batch",
+                                  "maybe_shuffle_batch_join"), (False, True)):
     CASES[f"keep_fed_{_b}{'_many' if _em else ''}"] = keep_fed_case(_b, _em)
+    for _kind in ("sparse", "mixed"):
+        CASES[f"keep_fed_graph_{_b}_{_kind}{'_many' if _em else ''}"] = \
+            keep_fed_graph_case(_b, _kind, _em)
 for _em, _keep in itertools.product((False, True), (None, True, "vector")):
     if _keep == "vector" and not _em:
         continue
@@ -345,6 +379,6 @@ for _what in _BAD_ONE:
     CASES[f"bad_one_{_what}"] = bad_input_case(False, _what)
 for _what in ("rank", "length", "not_sparse", "fed_length"):
     CASES[f"retain_{_what}"] = retain_error_case(_what)
-CASES.update(mixed_ranks=mixed_ranks, several_sparse=several_sparse,
+CASES.update(keep_fed_rank0=keep_fed_rank0, mixed_ranks=mixed_ranks, several_sparse=several_sparse,
              shared_name_and_scope=shared_name_and_scope, on_devices=on_devices,
              unsorted_one_by_one=unsorted_one_by_one, retain_values=retain_values)
