@@ -16,7 +16,7 @@ from dtfnb.framework.sparse_tensor import SparseTensor
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import constant_op
 from dtfnb.ops.autopacking import contains_tensor
-from dtfnb.ops.building import graph_of, make_op, make_tensor
+from dtfnb.ops.building import graph_of, make_op, make_tensor, op_scope
 
 newaxis = None
 
@@ -259,7 +259,7 @@ define_op("Reshape", _reshape_shape)
 
 
 def reshape(tensor, shape, name=None):
-    with graph_of(tensor, shape).name_scope(name or "Reshape") as scope:
+    with op_scope("Reshape", name, tensor, shape) as scope:
         tensor = convert_to_tensor(tensor, name="tensor")
         shape = _int_tensor(shape, name="shape")
         return make_tensor("Reshape", [tensor, shape], tensor.dtype.base_dtype, name=scope,
@@ -296,7 +296,7 @@ define_op("ExpandDims", _expand_dims_shape)
 def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002 - TensorFlow's name
     if axis is None:
         axis = dim
-    with graph_of(input, axis).name_scope(name or "ExpandDims") as scope:
+    with op_scope("ExpandDims", name, input, axis) as scope:
         value = convert_to_tensor(input, name="input")
         axis = _int_tensor(axis, name="dim")
         return make_tensor("ExpandDims", [value, axis], value.dtype.base_dtype, name=scope,
@@ -371,9 +371,8 @@ NotDifferentiable("InvertPermutation")
 
 
 def transpose(a, perm=None, name="transpose", conjugate=False):
-    a = convert_to_tensor(a)
-    graph = a.graph
-    with graph.name_scope(name) as scope:
+    with op_scope("transpose", name, a) as scope:
+        a = convert_to_tensor(a, name="a")
         if perm is None:
             if a.shape.ndims is not None:
                 perm = list(range(a.shape.ndims - 1, -1, -1))
@@ -382,7 +381,7 @@ def transpose(a, perm=None, name="transpose", conjugate=False):
 
                 r = rank(a)
                 perm = math_ops._range(r - 1, -1, -1)
-        perm = _int_tensor(perm)
+        perm = _int_tensor(perm, name="perm")
         return make_tensor("Transpose", [a, perm], a.dtype.base_dtype, name=scope,
                            attrs={"T": a.dtype.base_dtype, "Tperm": perm.dtype})
 
@@ -519,15 +518,18 @@ define_op("ConcatV2", _concat_shape)
 
 def concat(values, axis, name="concat"):
     values = list(values)
-    if len(values) == 1:  # TensorFlow returns an identity of the single input
-        return identity(values[0], name=name)
+    if len(values) == 1:  # TensorFlow checks the axis and returns an identity of the input
+        with op_scope("concat", name, values) as scope:
+            _int_tensor(axis, name="concat_dim")
+            return identity(values[0], name=name)
     first = next((v for v in values if isinstance(v, Tensor) or hasattr(v, "_variable")), None)
     dtype = None if first is None else convert_to_tensor(first).dtype.base_dtype
-    values = [convert_to_tensor(v, dtype=dtype) for v in values]
-    dtype = values[0].dtype.base_dtype
-    axis = _int_tensor(axis)
-    return make_tensor("ConcatV2", values + [axis], dtype, name=name,
-                       attrs={"T": dtype, "N": len(values), "Tidx": axis.dtype})
+    with op_scope("ConcatV2", name, values) as scope:
+        values = [convert_to_tensor(v, dtype=dtype) for v in values]
+        dtype = values[0].dtype.base_dtype
+        axis = _int_tensor(axis, name="axis")
+        return make_tensor("ConcatV2", values + [axis], dtype, name=scope,
+                           attrs={"T": dtype, "N": len(values), "Tidx": axis.dtype})
 
 
 @RegisterGradient("ConcatV2")
@@ -600,19 +602,21 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
     dtype = value.dtype.base_dtype
     if isinstance(num_or_size_splits, (int, np.integer)) and not isinstance(
             num_or_size_splits, bool):
-        axis = _int_tensor(axis)
         n = int(num_or_size_splits)
-        return make_op("Split", [axis, value], [dtype] * n, name=name,
-                       attrs={"T": dtype, "num_split": n}).outputs
+        with op_scope("Split", name, value) as scope:
+            axis = _int_tensor(axis, name="split_dim")
+            return make_op("Split", [axis, value], [dtype] * n, name=scope,
+                           attrs={"T": dtype, "num_split": n}).outputs
     sizes = _int_tensor(num_or_size_splits)
     if num is None:
         n = sizes.shape[0].value if sizes.shape.ndims == 1 else None
         if n is None:
             raise ValueError(f"Cannot infer num from shape {sizes.shape}")
         num = n
-    axis = _int_tensor(axis)
-    return make_op("SplitV", [value, sizes, axis], [dtype] * int(num), name=name,
-                   attrs={"T": dtype, "num_split": int(num), "Tlen": sizes.dtype}).outputs
+    with op_scope("SplitV", name, value) as scope:
+        axis = _int_tensor(axis, name="split_dim")
+        return make_op("SplitV", [value, sizes, axis], [dtype] * int(num), name=scope,
+                       attrs={"T": dtype, "num_split": int(num), "Tlen": sizes.dtype}).outputs
 
 
 @RegisterGradient("Split")
@@ -643,10 +647,11 @@ NotDifferentiable("OnesLike")
 
 
 def fill(dims, value, name=None):
-    dims = _int_tensor(dims)
-    value = convert_to_tensor(value)
-    return make_tensor("Fill", [dims, value], value.dtype.base_dtype, name=name or "Fill",
-                       attrs={"T": value.dtype.base_dtype, "index_type": dims.dtype})
+    with op_scope("Fill", name, dims, value) as scope:
+        dims = _int_tensor(dims, name="dims")
+        value = convert_to_tensor(value, name="value")
+        return make_tensor("Fill", [dims, value], value.dtype.base_dtype, name=scope,
+                           attrs={"T": value.dtype.base_dtype, "index_type": dims.dtype})
 
 
 @RegisterGradient("Fill")
@@ -669,7 +674,7 @@ def _constant_or_fill(value, shape, dtype, name):
                 dims = None
             if dims is not None and int(np.prod(dims)) < 1000:
                 return constant_op.constant(value, dtype=dtype, shape=dims, name=scope)
-        shape = _int_tensor(shape)
+        shape = _int_tensor(shape, name="shape_as_tensor")
         return fill(shape, constant_op.constant(value, dtype=dtype), name=scope)
 
 
@@ -696,14 +701,16 @@ def zeros_like(tensor, dtype=None, name=None, optimize=True):
 
 
 def ones_like(tensor, dtype=None, name=None, optimize=True):
-    tensor = convert_to_tensor(tensor)
-    dtype = dtypes.as_dtype(dtype or tensor.dtype).base_dtype
-    if optimize and tensor.shape.is_fully_defined():
-        return ones(tensor.shape, dtype, name=name or "ones_like")
-    if dtype != tensor.dtype.base_dtype:
-        return ones(shape(tensor), dtype, name=name or "ones_like")
-    return make_tensor("OnesLike", [tensor], dtype, name=name or "ones_like",
-                       attrs={"T": dtype})
+    """As TensorFlow in a graph: a Fill of the tensor's shape, a constant when it is known."""
+    with op_scope("ones_like", name, tensor) as scope:
+        tensor = convert_to_tensor(tensor, name="tensor")
+        dtype = dtypes.as_dtype(dtype or tensor.dtype).base_dtype
+        if optimize and tensor.shape.is_fully_defined():
+            with tensor.graph.name_scope("Shape"):
+                dims = _int_tensor(tensor.shape.as_list(), name="shape_as_tensor")
+        else:
+            dims = shape(tensor)
+        return fill(dims, constant_op.constant(1, dtype=dtype), name=scope)
 
 
 def _broadcast_to_shape(op):
@@ -723,11 +730,11 @@ def _broadcast_to_shape(op):
 
 
 def broadcast_to(input, shape, name=None):  # noqa: A002 - TensorFlow's name
-    value = convert_to_tensor(input)
-    shape = _int_tensor(shape)
-    return make_tensor("BroadcastTo", [value, shape], value.dtype.base_dtype,
-                       name=name or "BroadcastTo",
-                       attrs={"T": value.dtype.base_dtype, "Tidx": shape.dtype})
+    with op_scope("BroadcastTo", name, input, shape) as scope:
+        value = convert_to_tensor(input, name="input")
+        shape = _int_tensor(shape, name="shape")
+        return make_tensor("BroadcastTo", [value, shape], value.dtype.base_dtype, name=scope,
+                           attrs={"T": value.dtype.base_dtype, "Tidx": shape.dtype})
 
 
 @RegisterGradient("BroadcastTo")
@@ -755,18 +762,19 @@ NotDifferentiable("OneHot")
 
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
-    indices = convert_to_tensor(indices)
-    given = next((v for v in (on_value, off_value) if v is not None), None)
-    if dtype is None:  # as TensorFlow: the dtype of on_value or off_value, else float32
-        dtype = dtypes.float32 if given is None else convert_to_tensor(given).dtype
-    dtype = dtypes.as_dtype(dtype).base_dtype
-    graph = indices.graph
-    with graph.name_scope(name or "one_hot") as scope:
-        on = convert_to_tensor(1 if on_value is None else on_value, dtype=dtype,
-                               name="on_value")
-        off = convert_to_tensor(0 if off_value is None else off_value, dtype=dtype,
-                                name="off_value")
-        depth = _int_tensor(depth)
+    with op_scope("one_hot", name, indices) as scope:
+        # As TensorFlow: a given on_value or off_value is converted first and sets the
+        # dtype (else float32); a missing one is made under its own name.
+        given = [None if v is None else convert_to_tensor(v, dtype=dtype)
+                 for v in (on_value, off_value)]
+        if dtype is None:
+            dtype = next((t.dtype for t in given if t is not None), dtypes.float32)
+        dtype = dtypes.as_dtype(dtype).base_dtype
+        on, off = (convert_to_tensor(default, dtype=dtype, name=arg) if t is None
+                   else convert_to_tensor(t, dtype=dtype)
+                   for t, default, arg in zip(given, (1, 0), ("on_value", "off_value")))
+        indices = convert_to_tensor(indices, name="indices")
+        depth = _int_tensor(depth, name="depth")
         return make_tensor("OneHot", [indices, depth, on, off], dtype, name=scope,
                            attrs={"T": dtype, "TI": indices.dtype.base_dtype,
                                   "axis": -1 if axis is None else int(axis)})

@@ -1,4 +1,6 @@
-"""What every op builder needs: the graph of its inputs, and a one-call create."""
+"""What every op builder needs: the graph of its inputs, its name scope, a one-call create."""
+
+from contextlib import contextmanager
 
 from dtfnb.framework.func_graph import FuncGraph
 from dtfnb.framework.graph import get_default_graph
@@ -21,6 +23,15 @@ def graph_of(*values):
         elif isinstance(value, Tensor) or hasattr(value, "_variable"):
             return value.graph
     return default
+
+
+@contextmanager
+def op_scope(op_type, name, *values):
+    """The name scope TensorFlow's generated op wrappers build in, named `name` or the op's
+    type: each Python value given for an input is converted in it under the input's name
+    (`Sum/reduction_indices`, `Tile/multiples`), and the op takes the scope's name."""
+    with graph_of(*values).name_scope(name or op_type) as scope:
+        yield scope
 
 
 def make_op(op_type, inputs, dtypes, name=None, attrs=None, graph=None):

@@ -17,7 +17,7 @@ from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import array_ops, constant_op
 from dtfnb.ops.array_ops import constant_value, format_shape, shape_error
-from dtfnb.ops.building import graph_of, make_tensor
+from dtfnb.ops.building import graph_of, make_tensor, op_scope
 
 
 def broadcast_shape(a, b):
@@ -79,7 +79,7 @@ def binary_inputs(x, y, op_type="op", names=("x", "y")):
 def binary_op(op_type, x, y, name, out_dtype=None, attrs=None):
     # As TensorFlow's op helper: the op's name is a scope, so a converted operand
     # is named like "Mul/y".
-    with graph_of(x, y).name_scope(name or op_type) as scope:
+    with op_scope(op_type, name, x, y) as scope:
         x, y = binary_inputs(x, y, op_type)
         dtype = out_dtype or x.dtype.base_dtype
         return make_tensor(op_type, [x, y], dtype, name=scope,
@@ -498,10 +498,14 @@ def _reduce(op_type, input_tensor, axis, keepdims, name, reduction_indices, keep
     if op_type in ("Any", "All") and x.dtype.base_dtype != dtypes.bool_:
         raise TypeError(f"Value passed to parameter 'input' has DataType "
                         f"{x.dtype.base_dtype.name} not in list of allowed values: bool")
-    axes = _all_axes(x) if axis is None else array_ops._int_tensor(axis)
-    return make_tensor(op_type, [x, axes], x.dtype.base_dtype, name=name or op_type,
-                       attrs={"T": x.dtype.base_dtype, "Tidx": axes.dtype,
-                              "keep_dims": bool(keepdims)})
+    all_axes = _all_axes(x) if axis is None else None  # made outside the op's scope
+    with op_scope(op_type, name, x) as scope:
+        axes = all_axes if axis is None else array_ops._int_tensor(axis,
+                                                                   name="reduction_indices")
+        return make_tensor(op_type, [x, axes], x.dtype.base_dtype, name=scope,
+                           attrs={**({} if op_type in ("Any", "All")  # bool only, no T
+                                     else {"T": x.dtype.base_dtype}),
+                                  "Tidx": axes.dtype, "keep_dims": bool(keepdims)})
 
 
 def reduce_sum(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
@@ -632,12 +636,13 @@ NotDifferentiable("ArgMin")
 def _arg(op_type, input, axis, name, dimension, output_type):  # noqa: A002
     if axis is None:
         axis = 0 if dimension is None else dimension
-    x = convert_to_tensor(input)
-    axis = array_ops._int_tensor(axis)
     output_type = dtypes.as_dtype(output_type)
-    return make_tensor(op_type, [x, axis], output_type, name=name or op_type,
-                       attrs={"T": x.dtype.base_dtype, "Tidx": axis.dtype,
-                              "output_type": output_type})
+    with op_scope(op_type, name, input) as scope:
+        x = convert_to_tensor(input, name="input")
+        axis = array_ops._int_tensor(axis, name="dimension")
+        return make_tensor(op_type, [x, axis], output_type, name=scope,
+                           attrs={"T": x.dtype.base_dtype, "Tidx": axis.dtype,
+                                  "output_type": output_type})
 
 
 def argmax(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002

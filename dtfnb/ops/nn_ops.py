@@ -14,7 +14,7 @@ from dtfnb.base.shapes import TensorShape, scalar, unknown_shape
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from dtfnb.ops import array_ops, math_ops, random_ops
-from dtfnb.ops.building import graph_of, make_op, make_tensor
+from dtfnb.ops.building import graph_of, make_op, make_tensor, op_scope
 
 
 def _same_shape(op):
@@ -390,14 +390,15 @@ define_op("BiasAddGrad", _bias_add_grad_shape)
 
 def bias_add(value, bias, data_format=None, name=None):
     """value + bias, with bias 1-D along the channel dimension (last, or 1 for NC..)."""
-    value = convert_to_tensor(value, name="input")
-    bias = convert_to_tensor(bias, dtype=value.dtype.base_dtype, name="bias")
-    data_format = data_format or "NHWC"
-    if data_format not in ("NHWC", "NCHW", "N..C", "NC.."):
-        raise ValueError(f"Unknown data_format: {data_format}")
-    dtype = value.dtype.base_dtype
-    return make_tensor("BiasAdd", [value, bias], dtype, name=name or "BiasAdd",
-                       attrs={"T": dtype, "data_format": data_format})
+    with op_scope("BiasAdd", name, value, bias) as scope:
+        value = convert_to_tensor(value, name="input")
+        bias = convert_to_tensor(bias, dtype=value.dtype.base_dtype, name="bias")
+        data_format = data_format or "NHWC"
+        if data_format not in ("NHWC", "NCHW", "N..C", "NC.."):
+            raise ValueError(f"Unknown data_format: {data_format}")
+        dtype = value.dtype.base_dtype
+        return make_tensor("BiasAdd", [value, bias], dtype, name=scope,
+                           attrs={"T": dtype, "data_format": data_format})
 
 
 @RegisterGradient("BiasAdd")
@@ -423,9 +424,12 @@ def in_top_k(predictions, targets, k, name=None):
     if predictions.shape.ndims not in (None, 2):
         raise ValueError(f"Shape must be rank 2 but is rank {predictions.shape.ndims} for "
                          "'InTopKV2' (op: 'InTopKV2')")
-    k = convert_to_tensor(k, dtype=targets.dtype.base_dtype, name="k")
-    return make_tensor("InTopKV2", [predictions, targets, k], dtypes.bool_,
-                       name=name or "InTopKV2", attrs={"T": targets.dtype.base_dtype})
+    # TensorFlow's in_top_k wraps the generated InTopKV2 in a scope of its own
+    with graph_of(predictions).name_scope(name or "in_top_k"), \
+            op_scope("InTopKV2", None, predictions) as scope:
+        k = convert_to_tensor(k, dtype=targets.dtype.base_dtype, name="k")
+        return make_tensor("InTopKV2", [predictions, targets, k], dtypes.bool_, name=scope,
+                           attrs={"T": targets.dtype.base_dtype})
 
 
 # -- dropout --------------------------------------------------------------------------

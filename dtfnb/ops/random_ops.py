@@ -97,14 +97,21 @@ def random_uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None
     graph = graph_of(shape, minval, maxval)
     with graph.as_default(), graph.name_scope(name or "random_uniform") as scope:
         shape = shape_tensor(shape)
-        minval = convert_to_tensor(minval, dtype=dtype, name="min")
-        maxval = convert_to_tensor(maxval, dtype=dtype, name="max")
+        # As TensorFlow: the Python ints 0 and 1 of a float range scale nothing, and
+        # make no ops.
+        from_zero = isinstance(minval, int) and minval == 0
+        to_one = isinstance(maxval, int) and maxval == 1
+        if not (from_zero and to_one) or dtype.is_integer:
+            minval = convert_to_tensor(minval, dtype=dtype, name="min")
+            maxval = convert_to_tensor(maxval, dtype=dtype, name="max")
         if dtype.is_integer:
             attrs = {"Tout": dtype, "T": shape.dtype, **seed_attrs(seed)}
             return make_tensor("RandomUniformInt", [shape, minval, maxval], dtype,
                                name=scope, attrs=attrs)
         attrs = {"dtype": dtype, "T": shape.dtype, **seed_attrs(seed)}
         rnd = make_tensor("RandomUniform", [shape], dtype, attrs=attrs)
+        if from_zero:
+            return rnd if to_one else math_ops.multiply(rnd, maxval)
         return math_ops.add(rnd * (maxval - minval), minval, name=scope)
 
 

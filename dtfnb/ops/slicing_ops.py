@@ -29,7 +29,7 @@ from dtfnb.ops.array_ops import (
     transpose,
     zeros_like,
 )
-from dtfnb.ops.building import graph_of, make_tensor
+from dtfnb.ops.building import make_tensor, op_scope
 
 # -- tile, pad, slice ------------------------------------------------------------------
 
@@ -50,11 +50,11 @@ define_op("Tile", _tile_shape)
 
 
 def tile(input, multiples, name=None):  # noqa: A002 - TensorFlow's name
-    value = convert_to_tensor(input)
-    multiples = _int_tensor(multiples)
-    return make_tensor("Tile", [value, multiples], value.dtype.base_dtype,
-                       name=name or "Tile",
-                       attrs={"T": value.dtype.base_dtype, "Tmultiples": multiples.dtype})
+    with op_scope("Tile", name, input, multiples) as scope:
+        value = convert_to_tensor(input, name="input")
+        multiples = _int_tensor(multiples, name="multiples")
+        return make_tensor("Tile", [value, multiples], value.dtype.base_dtype, name=scope,
+                           attrs={"T": value.dtype.base_dtype, "Tmultiples": multiples.dtype})
 
 
 @RegisterGradient("Tile")
@@ -94,21 +94,25 @@ define_op("MirrorPad", _pad_shape)
 
 def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
     """Pads with `constant_values` (CONSTANT) or mirrored values (REFLECT, SYMMETRIC)."""
-    tensor = convert_to_tensor(tensor)
-    paddings = _int_tensor(paddings)
-    dtype = tensor.dtype.base_dtype
     mode = mode.upper()
     if mode == "CONSTANT":
-        if not isinstance(constant_values, Tensor) and constant_values == 0:
-            return make_tensor("Pad", [tensor, paddings], dtype, name=name or "Pad",
-                               attrs={"T": dtype, "Tpaddings": paddings.dtype})
-        values = convert_to_tensor(constant_values, dtype=dtype)
-        return make_tensor("PadV2", [tensor, paddings, values], dtype, name=name or "PadV2",
-                           attrs={"T": dtype, "Tpaddings": paddings.dtype})
-    if mode not in ("REFLECT", "SYMMETRIC"):
+        op_type = "Pad" if not isinstance(constant_values, Tensor) and constant_values == 0 \
+            else "PadV2"
+    elif mode in ("REFLECT", "SYMMETRIC"):
+        op_type = "MirrorPad"
+    else:
         raise ValueError(f"Unknown padding mode: {mode}")
-    return make_tensor("MirrorPad", [tensor, paddings], dtype, name=name or "MirrorPad",
-                       attrs={"T": dtype, "Tpaddings": paddings.dtype, "mode": mode})
+    with op_scope(op_type, name, tensor, paddings) as scope:
+        tensor = convert_to_tensor(tensor, name="input")
+        dtype = tensor.dtype.base_dtype
+        inputs = [tensor, _int_tensor(paddings, name="paddings")]
+        attrs = {"T": dtype, "Tpaddings": inputs[1].dtype}
+        if op_type == "PadV2":
+            inputs.append(convert_to_tensor(constant_values, dtype=dtype,
+                                            name="constant_values"))
+        elif op_type == "MirrorPad":
+            attrs["mode"] = mode
+        return make_tensor(op_type, inputs, dtype, name=scope, attrs=attrs)
 
 
 @RegisterGradient("Pad")
@@ -149,12 +153,13 @@ define_op("Slice", _slice_shape)
 
 
 def slice(input_, begin, size, name=None):  # noqa: A001 - TensorFlow's name
-    input_ = convert_to_tensor(input_)
-    begin = _int_tensor(begin)
-    size_t = _int_tensor(size, dtype=begin.dtype)
-    return make_tensor("Slice", [input_, begin, size_t], input_.dtype.base_dtype,
-                       name=name or "Slice",
-                       attrs={"T": input_.dtype.base_dtype, "Index": begin.dtype})
+    with op_scope("Slice", name, input_, begin, size) as scope:
+        input_ = convert_to_tensor(input_, name="input")
+        begin = _int_tensor(begin, name="begin")
+        size_t = _int_tensor(size, name="size", dtype=begin.dtype)
+        return make_tensor("Slice", [input_, begin, size_t], input_.dtype.base_dtype,
+                           name=scope,
+                           attrs={"T": input_.dtype.base_dtype, "Index": begin.dtype})
 
 
 @RegisterGradient("Slice")
@@ -236,18 +241,19 @@ NotDifferentiable("StridedSliceGrad")
 
 def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, ellipsis_mask=0,
                   new_axis_mask=0, shrink_axis_mask=0, var=None, name=None):
-    input_ = convert_to_tensor(input_)
-    begin = _int_tensor(begin)
-    end = _int_tensor(end, dtype=begin.dtype)
     if strides is None:
-        strides = constant_op.constant(np.ones(begin.shape.as_list(), np.int32))
-    strides = _int_tensor(strides, dtype=begin.dtype)
+        strides = constant_op.constant(np.ones(np.shape(begin), np.int32))
     masks = dict(zip(_MASKS, (begin_mask, end_mask, ellipsis_mask, new_axis_mask,
                               shrink_axis_mask)))
-    return make_tensor("StridedSlice", [input_, begin, end, strides], input_.dtype.base_dtype,
-                       name=name or "StridedSlice",
-                       attrs={"T": input_.dtype.base_dtype, "Index": begin.dtype,
-                              **{k: int(v) for k, v in masks.items()}})
+    with op_scope("StridedSlice", name, input_, begin, end, strides) as scope:
+        input_ = convert_to_tensor(input_, name="input")
+        begin = _int_tensor(begin, name="begin")
+        end = _int_tensor(end, name="end", dtype=begin.dtype)
+        strides = _int_tensor(strides, name="strides", dtype=begin.dtype)
+        return make_tensor("StridedSlice", [input_, begin, end, strides],
+                           input_.dtype.base_dtype, name=scope,
+                           attrs={"T": input_.dtype.base_dtype, "Index": begin.dtype,
+                                  **{k: int(v) for k, v in masks.items()}})
 
 
 @RegisterGradient("StridedSlice")
@@ -334,7 +340,7 @@ define_op("GatherV2", _gather_shape)
 
 
 def gather(params, indices, validate_indices=None, name=None, axis=0):
-    with graph_of(params, indices).name_scope(name or "GatherV2") as scope:
+    with op_scope("GatherV2", name, params, indices) as scope:
         params = convert_to_tensor(params, name="params")
         indices = _int_tensor(indices, name="indices")
         axis = _int_tensor(axis, name="axis")
