@@ -159,3 +159,16 @@ def _enqueue_many(tf):
 
 CASES["shape_errors_queue_enqueue"] = _enqueue
 CASES["shape_errors_queue_enqueue_many"] = _enqueue_many
+
+
+# -- string attrs ------------------------------------------------------------------------
+
+for _format, _shapes in {"NHWC": ([2, 3], [4]), "NCHW": ([2, 3, 4, 5], [4]),
+                         "rank": ([2, 3], [3, 1]), "value_rank": ([3], [3])}.items():
+    CASES[f"shape_errors_bias_add_{_format}"] = _building(
+        lambda tf, f=_format, s=_shapes: tf.nn.bias_add(
+            _ph(tf, s[0], "value"), _ph(tf, s[1], "bias"),
+            data_format="NCHW" if f == "NCHW" else None))
+for _fn in ("softmax", "log_softmax"):
+    CASES[f"shape_errors_{_fn}_scalar"] = _building(
+        lambda tf, fn=_fn: getattr(tf.nn, fn)(_ph(tf, [], "logits")))
