@@ -54,8 +54,9 @@ def test_reshape_static_shape_inference():
 
 
 def test_reshape_errors():
-    with pytest.raises(ValueError, match="Cannot reshape a tensor with 6 elements to shape "
-                                         r"\[4\] \(4 elements\) for 'Reshape'"):
+    with pytest.raises(ValueError, match=r"Cannot reshape a tensor with 6 elements to shape "
+                                         r"\[4\] \(4 elements\) for '\{\{node Reshape\}\} = "
+                                         r"Reshape\[T=DT_DOUBLE, Tshape=DT_INT32\]"):
         tf.reshape(tf.constant(np.ones((2, 3))), [4])
     with pytest.raises(ValueError):
         tf.reshape(tf.constant(np.ones(6)), [-1, -1])

@@ -11,6 +11,7 @@ import numpy as np
 from dtfnb.base import dtypes
 from dtfnb.base.shapes import TensorShape, as_shape, scalar, unknown_shape
 from dtfnb.framework.convert import convert_to_tensor
+from dtfnb.framework.node_summary import summarize_node
 from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from dtfnb.framework.sparse_tensor import SparseTensor
 from dtfnb.framework.tensor import Tensor
@@ -93,8 +94,7 @@ def format_shape(shape):
 
 def shape_error(op, message):
     shapes = ", ".join(format_shape(t.shape) for t in op.inputs)
-    return ValueError(f"{message} for '{op.name}' (op: '{op.type}') with input shapes: "
-                      f"{shapes}.")
+    return ValueError(f"{message} for '{summarize_node(op)}' with input shapes: {shapes}.")
 
 
 def normalize_axis(op, axis, rank):

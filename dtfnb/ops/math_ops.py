@@ -24,11 +24,12 @@ def broadcast_shape(a, b):
     """The static broadcast of two TensorShapes; raises ValueError when incompatible."""
     if a.ndims is None or b.ndims is None:
         return unknown_shape()
-    x, y = a.as_list()[::-1], b.as_list()[::-1]
+    rank = builtins.max(a.ndims, b.ndims)
+    # leading 1s align the shapes; the first mismatch from the left is the one reported
+    x = [1] * (rank - a.ndims) + a.as_list()
+    y = [1] * (rank - b.ndims) + b.as_list()
     out = []
-    for i in builtins.range(max(len(x), len(y))):
-        dx = x[i] if i < len(x) else 1
-        dy = y[i] if i < len(y) else 1
+    for dx, dy in zip(x, y):
         if dx == 1:
             out.append(dy)
         elif dy == 1:
@@ -39,7 +40,7 @@ def broadcast_shape(a, b):
             out.append(dx)
         else:
             raise ValueError(f"Dimensions must be equal, but are {dx} and {dy}")
-    return TensorShape(out[::-1])
+    return TensorShape(out)
 
 
 def _broadcast_shape_fn(op):

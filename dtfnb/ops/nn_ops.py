@@ -160,8 +160,7 @@ def _tanh_grad_grad(op, grad):
 def _softmax_shape(op):
     shape = op.inputs[0].shape
     if shape.ndims == 0:
-        raise ValueError(f"Shape must be at least rank 1 but is rank 0 for '{op.name}' "
-                         f"(op: '{op.type}') with input shapes: [].")
+        raise array_ops.shape_error(op, "Shape must be at least rank 1 but is rank 0")
     return [shape]
 
 
@@ -360,19 +359,18 @@ def _channel_index(op, ndims):
 def _bias_add_shape(op):
     value, bias = op.inputs
     shape = value.shape
-    where = f"for '{op.name}' (op: 'BiasAdd') with input shapes: {value.shape}, {bias.shape}."
     if bias.shape.ndims not in (None, 1):
-        raise ValueError(f"Shape must be rank 1 but is rank {bias.shape.ndims} {where}")
+        raise array_ops.shape_error(op, f"Shape must be rank 1 but is rank {bias.shape.ndims}")
     if shape.ndims is None:
         return [shape]
     if shape.ndims < 2:
-        raise ValueError(f"Shape must be at least rank 2 but is rank {shape.ndims} {where}")
+        raise array_ops.shape_error(op, f"Shape must be at least rank 2 but is rank {shape.ndims}")
     dims = shape.as_list()
     channel = _channel_index(op, shape.ndims)
     size = bias.shape[0].value if bias.shape.ndims == 1 else None
     if dims[channel] is not None and size is not None and dims[channel] != size:
-        raise ValueError(f"Dimensions must be equal, but are {dims[channel]} and {size} "
-                         f"{where}")
+        raise array_ops.shape_error(
+            op, f"Dimensions must be equal, but are {dims[channel]} and {size}")
     dims[channel] = dims[channel] if dims[channel] is not None else size
     return [TensorShape(dims)]
 
