@@ -131,30 +131,21 @@ def _scatter(op_type, ref, indices, updates, use_locking, name):
                                   "use_locking": use_locking})
 
 
-def scatter_update(ref, indices, updates, use_locking=True, name=None):
-    """Sets rows `indices` of the variable to `updates`; returns the variable's ref."""
-    return _scatter("ScatterUpdate", ref, indices, updates, use_locking, name)
+def _scatter_function(op_type, locks_by_default):
+    def scatter(ref, indices, updates, use_locking=locks_by_default, name=None):
+        return _scatter(op_type, ref, indices, updates, use_locking, name)
+    scatter.__name__ = scatter.__qualname__ = \
+        "scatter_" + op_type[len("Scatter"):].lower()
+    scatter.__doc__ = (f"{op_type}: rows `indices` of the variable combined with "
+                       "`updates`; returns the variable's ref.")
+    return scatter
 
 
-def scatter_add(ref, indices, updates, use_locking=False, name=None):
-    return _scatter("ScatterAdd", ref, indices, updates, use_locking, name)
-
-
-def scatter_sub(ref, indices, updates, use_locking=False, name=None):
-    return _scatter("ScatterSub", ref, indices, updates, use_locking, name)
-
-
-def scatter_mul(ref, indices, updates, use_locking=False, name=None):
-    return _scatter("ScatterMul", ref, indices, updates, use_locking, name)
-
-
-def scatter_div(ref, indices, updates, use_locking=False, name=None):
-    return _scatter("ScatterDiv", ref, indices, updates, use_locking, name)
-
-
-def scatter_max(ref, indices, updates, use_locking=False, name=None):
-    return _scatter("ScatterMax", ref, indices, updates, use_locking, name)
-
-
-def scatter_min(ref, indices, updates, use_locking=False, name=None):
-    return _scatter("ScatterMin", ref, indices, updates, use_locking, name)
+# ScatterUpdate alone locks by default, as in TensorFlow.
+scatter_update = _scatter_function("ScatterUpdate", True)
+scatter_add = _scatter_function("ScatterAdd", False)
+scatter_sub = _scatter_function("ScatterSub", False)
+scatter_mul = _scatter_function("ScatterMul", False)
+scatter_div = _scatter_function("ScatterDiv", False)
+scatter_max = _scatter_function("ScatterMax", False)
+scatter_min = _scatter_function("ScatterMin", False)
