@@ -24,6 +24,7 @@ from dtfnb.protos import config_pb2
 
 log = logging.getLogger("dtfnb.server")
 _STOP_REPORT_SECONDS = 10
+_SIGNAL_CHECK_SECONDS = 0.2  # how soon a signal that reached another thread is handled
 SCHED_BATCH_VARIABLE = "DTFNB_SCHED_BATCH"
 
 
@@ -110,7 +111,10 @@ def main(argv=None):
         threading.Thread(target=_watch_parent, args=(server, args.exit_with_parent or parent),
                          daemon=True).start()
     log.info("%s serving at %s", task_name(job, task), server.target)
-    server.join()
+    # Not a plain join: the kernel may hand SIGTERM to any thread, and Python runs its
+    # handler only when the main thread wakes, which a wait without timeout never does.
+    while not server.stopped.wait(_SIGNAL_CHECK_SECONDS):
+        pass
     log.info("%s stopped", task_name(job, task))  # the report stays armed for the exit
 
 

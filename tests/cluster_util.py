@@ -1,6 +1,7 @@
 """Real clusters for tests: tasks as in-process servers or as `python -m dtfnb.server` processes."""
 
 import contextlib
+import glob
 import json
 import os
 import signal
@@ -64,6 +65,27 @@ def task_processes(cluster, skip=()):
         yield procs
     finally:
         stop_processes(procs.values())
+
+
+def freeze(proc, timeout=10.0):
+    """SIGSTOPs `proc` and waits until each of its threads is stopped: the signal is only
+    pending until the kernel schedules each thread, and on a busy machine a thread of a
+    "stopped" task could still answer a request meanwhile."""
+    proc.send_signal(signal.SIGSTOP)
+    deadline = time.monotonic() + timeout
+    while not all(_thread_state(stat) == "T"
+                  for stat in glob.glob(f"/proc/{proc.pid}/task/*/stat")):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"task process {proc.pid} did not stop")
+        time.sleep(0.005)
+
+
+def _thread_state(stat_path):
+    try:
+        with open(stat_path) as stat:
+            return stat.read().rpartition(")")[2].split()[0]
+    except FileNotFoundError:  # the thread ended meanwhile
+        return "T"
 
 
 def stop_processes(procs):

@@ -1,7 +1,9 @@
 """The chapter's multi-server examples on tasks that are separate OS processes."""
 
+import ctypes
 import json
 import os
+import platform
 import signal
 import subprocess
 import sys
@@ -15,6 +17,7 @@ import dtfnb as tf
 from tests.cluster_util import (
     chapter_pinning_graph,
     cluster_dict,
+    freeze,
     start_task,
     stop_processes,
     task_processes,
@@ -159,6 +162,24 @@ def test_server_command_reads_tf_config_and_exits_on_sigterm(tmp_path):
         stop_processes([proc])
 
 
+# tgkill sends a signal to one thread of a process; Python has no call for it.
+_SYS_TGKILL = {"x86_64": 234, "aarch64": 131}
+
+
+@pytest.mark.skipif(platform.machine() not in _SYS_TGKILL, reason="tgkill's number unknown")
+def test_a_sigterm_that_reaches_any_thread_stops_the_task():
+    """The kernel hands a process's signal to any of its threads; on a busy machine that
+    is often not the main one, which must still notice and stop the task."""
+    cluster = cluster_dict(worker=1)
+    with task_processes(cluster) as procs:
+        proc = procs["worker", 0]
+        others = [int(t) for t in os.listdir(f"/proc/{proc.pid}/task") if int(t) != proc.pid]
+        libc = ctypes.CDLL(None, use_errno=True)
+        tgkill = _SYS_TGKILL[platform.machine()]
+        assert libc.syscall(tgkill, proc.pid, others[-1], signal.SIGTERM) == 0
+        assert proc.wait(timeout=10) == 0
+
+
 def test_server_command_exits_with_its_parent(tmp_path):
     cluster, log = cluster_dict(worker=1), tmp_path / "task.log"
     # The parent starts the task, naming itself, and leaves while the task starts up.
@@ -241,7 +262,7 @@ def test_a_stopped_task_cannot_outlast_the_deadline():
         ps = procs["ps", 0]
         with tf.Session(target(cluster, "worker", 0)) as sess:
             assert sess.run(out) == 2.0
-            ps.send_signal(signal.SIGSTOP)
+            freeze(ps)
             try:
                 start = time.monotonic()
                 with pytest.raises(tf.errors.DeadlineExceededError):
