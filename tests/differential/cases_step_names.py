@@ -4,7 +4,7 @@ in-process cluster. Graph nodes are left out (TensorFlow's grappler may rewrite 
 and so are the RecvTensor records of TensorFlow's cluster traces (dtfnb has none)."""
 
 import numpy as np
-from observe import cluster
+from observe import cluster, step_stats
 
 TWO_CPUS = {"CPU": 2}
 
@@ -13,12 +13,10 @@ def added(tf, target, fetches, feed_dict=None, config=None):
     """{device: sorted names} of the traced nodes that are not nodes of the graph."""
     with tf.Session(target, config=config) as sess:
         sess.run(tf.global_variables_initializer())
-        metadata = tf.RunMetadata()
-        sess.run(fetches, feed_dict=feed_dict, run_metadata=metadata,
-                 options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE))
+        stats = step_stats(tf, sess, fetches, feed_dict)
         graph = {op.name for op in sess.graph.get_operations()}
     names = {}
-    for dev in metadata.step_stats.dev_stats:
+    for dev in stats.dev_stats:
         step = sorted(n.node_name for n in dev.node_stats
                       if n.node_name not in graph and n.node_name != "RecvTensor")
         if step:

@@ -122,15 +122,20 @@ def _attr(op, name):
     return canonical(value)
 
 
-def placed(tf, sess, fetches, feed_dict=None):
-    """Where each node of the graph ran in one traced step: {node: device} from the
-    step stats, only for nodes of the graph (not the sends and receives a step adds)."""
+def step_stats(tf, sess, fetches, feed_dict=None):
+    """The StepStats of one FULL_TRACE run of `fetches`."""
     metadata = tf.RunMetadata()
     sess.run(fetches, feed_dict=feed_dict, run_metadata=metadata,
              options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE))
+    return metadata.step_stats
+
+
+def placed(tf, sess, fetches, feed_dict=None):
+    """Where each node of the graph ran in one traced step: {node: device} from the
+    step stats, only for nodes of the graph (not the sends and receives a step adds)."""
     names = {op.name for op in sess.graph.get_operations()}
     devices = {}
-    for dev in metadata.step_stats.dev_stats:
+    for dev in step_stats(tf, sess, fetches, feed_dict).dev_stats:
         for node in dev.node_stats:
             name = node.node_name.split(":")[0]
             if name in names:
