@@ -14,7 +14,7 @@ from dtfnb.framework.graph_keys import GraphKeys
 from dtfnb.framework.registry import RegisterGradient
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import nest
-from dtfnb.ops.array_ops import identity, stack
+from dtfnb.ops.array_ops import constant_value, identity, stack
 from dtfnb.ops.building import graph_of
 from dtfnb.ops.control_flow_context import CondContext, WhileContext, output_context
 from dtfnb.ops.control_flow_ops import Assert, merge, switch, switch_ref_or_tensor
@@ -88,6 +88,15 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
             graph.add_to_collection(GraphKeys.COND_CONTEXT, context_f)
         merges = nest.pack_sequence_as(orig_t, merges)
         return merges if strict else _unpack_singleton(merges)
+
+
+def smart_cond(pred, true_fn, false_fn):
+    """`true_fn()` or `false_fn()` when `pred` is a constant, else a tf.cond of them
+    (TensorFlow's smart_cond: a graph built for a known choice has no Switch)."""
+    value = constant_value(pred)
+    if value is None:
+        return cond(pred, true_fn, false_fn)
+    return true_fn() if value else false_fn()
 
 
 def _one_of(fn, old, name, old_name):

@@ -244,27 +244,19 @@ def _store_sparse(t, enqueue_many, keep_input, shared_name):
             sparse_ops.sparse_retain(t, kept_values), shared_name=shared_name)
         return handles, handles.op
     if enqueue_many:
-        handles = _smart_cond(
+        handles = cond.smart_cond(
             keep_input,
             lambda: sparse_ops.add_many_sparse_to_tensors_map(t, shared_name=shared_name),
             lambda: -1 * array_ops.ones(array_ops.shape(t)[0:1], dtypes.int64))
         handles.set_shape([None])  # the rows of `t` may be unknown
     else:
-        handles = _smart_cond(
+        handles = cond.smart_cond(
             keep_input,
             lambda: sparse_ops.add_sparse_to_tensors_map(t, shared_name=shared_name),
             lambda: constant_op.constant(-1, dtypes.int64))
     # Built by a tf.cond, the handles are a Merge of what each branch gives.
     return handles, next((x.op for x in handles.op.inputs if x.op.type in (
         "AddSparseToTensorsMap", "AddManySparseToTensorsMap")), handles.op)
-
-
-def _smart_cond(pred, true_fn, false_fn):
-    """`true_fn()` or `false_fn()` when `pred` is a constant, else a tf.cond of them."""
-    value = array_ops.constant_value(pred)
-    if value is None:
-        return cond.cond(pred, true_fn, false_fn)
-    return true_fn() if value else false_fn()
 
 
 def _store_sparse_tensors(tensor_list, enqueue_many, keep_input, shared_map_ops=None):
@@ -332,7 +324,7 @@ def _enqueue_op(queue, tensor_list, enqueue_many, keep_input):
     if keep_input.shape.ndims == 1:
         keep = math_ops.cast(keep_input, dtypes.int32)
         return enqueue([dynamic_partition(t, keep, num_partitions=2)[1] for t in tensor_list])
-    return _smart_cond(keep_input, lambda: enqueue(tensor_list), control_flow_ops.no_op)
+    return cond.smart_cond(keep_input, lambda: enqueue(tensor_list), control_flow_ops.no_op)
 
 
 def _enqueue(queue, tensor_list, threads, enqueue_many, keep_input):
