@@ -730,3 +730,16 @@ def test_ops_made_under_original_op_record_it_and_errors_reach_it():
         with tf.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError) as info:
             sess.run(p)
         assert info.value.op._original_op is a.op
+
+
+def test_builders_convert_python_values_in_the_graph_of_their_tensors():
+    """As TensorFlow's op wrappers: a builder given a tensor of another graph than the
+    default builds there, its converted Python values too."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [2, 3])
+        v = tf.Variable([1.0, 2.0])
+    built = [tf.reduce_sum(x, 1), tf.tile(x, [1, 2]), tf.transpose(x, [1, 0]),
+             tf.assign_add(v, [1.0, 1.0]), tf.scatter_update(v, [0], [5.0])]
+    assert all(t.graph is graph for t in built)
+    assert tf.get_default_graph().get_operations() == []

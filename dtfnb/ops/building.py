@@ -29,8 +29,11 @@ def graph_of(*values):
 def op_scope(op_type, name, *values):
     """The name scope TensorFlow's generated op wrappers build in, named `name` or the op's
     type: each Python value given for an input is converted in it under the input's name
-    (`Sum/reduction_indices`, `Tile/multiples`), and the op takes the scope's name."""
-    with graph_of(*values).name_scope(name or op_type) as scope:
+    (`Sum/reduction_indices`, `Tile/multiples`), and the op takes the scope's name. The
+    scope is in the graph of `values`, made the default while it is open, so that those
+    conversions land there too."""
+    graph = graph_of(*values)
+    with graph.as_default(), graph.name_scope(name or op_type) as scope:
         yield scope
 
 

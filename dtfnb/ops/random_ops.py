@@ -14,7 +14,7 @@ from dtfnb.framework.random_seed import seed_attrs
 from dtfnb.framework.registry import NotDifferentiable, define_op
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import array_ops, math_ops
-from dtfnb.ops.building import graph_of, make_tensor
+from dtfnb.ops.building import make_tensor, op_scope
 from dtfnb.ops.constant_op import constant
 
 
@@ -63,8 +63,7 @@ def _normal(op_type, op_name, shape, mean, stddev, dtype, seed, name):
     """mean + stddev * (a standard sample drawn by `op_type`), named like TensorFlow."""
     dtype = dtypes.as_dtype(dtype)
     _check_float(dtype, op_name)
-    graph = graph_of(shape, mean, stddev)
-    with graph.as_default(), graph.name_scope(name or op_name) as scope:
+    with op_scope(op_name, name, shape, mean, stddev) as scope:
         shape = shape_tensor(shape)
         mean = convert_to_tensor(mean, dtype=dtype, name="mean")
         stddev = convert_to_tensor(stddev, dtype=dtype, name="stddev")
@@ -94,8 +93,7 @@ def random_uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None
         if dtype.is_integer:
             raise ValueError(f"Must specify maxval for integer dtype {dtype!r}")
         maxval = 1
-    graph = graph_of(shape, minval, maxval)
-    with graph.as_default(), graph.name_scope(name or "random_uniform") as scope:
+    with op_scope("random_uniform", name, shape, minval, maxval) as scope:
         shape = shape_tensor(shape)
         # As TensorFlow: the Python ints 0 and 1 of a float range scale nothing, and
         # make no ops.

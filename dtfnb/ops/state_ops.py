@@ -6,7 +6,7 @@ from dtfnb.base.shapes import as_shape, scalar
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import NotDifferentiable, define_op
 from dtfnb.ops.array_ops import format_shape, shape_error
-from dtfnb.ops.building import make_tensor
+from dtfnb.ops.building import make_tensor, op_scope
 
 
 def _same_as_input(op):
@@ -66,9 +66,8 @@ def _check_ref(ref, op_name):
 def _update(op_type, ref, value, name, attrs):
     ref = getattr(ref, "_variable", ref)
     _check_ref(ref, op_type)
-    graph = ref.graph
     # As TensorFlow's op builders do, a Python value becomes a constant in the op's scope.
-    with graph.as_default(), graph.name_scope(name or op_type) as scope:
+    with op_scope(op_type, name, ref) as scope:
         value = convert_to_tensor(value, dtype=ref.dtype.base_dtype, name="value")
         if op_type != "Assign" or attrs.get("validate_shape", True):
             if not ref.shape.is_compatible_with(value.shape) and op_type != "Assign":
@@ -122,8 +121,7 @@ def count_up_to(ref, limit, name=None):
 def _scatter(op_type, ref, indices, updates, use_locking, name):
     ref = getattr(ref, "_variable", ref)
     _check_ref(ref, op_type)
-    graph = ref.graph
-    with graph.as_default(), graph.name_scope(name or op_type) as scope:
+    with op_scope(op_type, name, ref) as scope:
         indices = convert_to_tensor(indices, name="indices")
         updates = convert_to_tensor(updates, dtype=ref.dtype.base_dtype, name="updates")
         return make_tensor(op_type, [ref, indices, updates], ref.dtype, name=scope,
