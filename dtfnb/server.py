@@ -18,8 +18,8 @@ import signal
 import sys
 import threading
 
-from dtfnb.distributed.resolvers import resolve_from_environment
-from dtfnb.distributed.server import Server, task_name
+from dtfnb.distributed_runtime.resolvers import resolve_from_environment
+from dtfnb.distributed_runtime.server_lib import Server, task_name
 from dtfnb.protos import config_pb2
 
 log = logging.getLogger("dtfnb.server")

@@ -280,7 +280,7 @@ def _run(code):
     import numpy as np
 
     import dtfnb as tf
-    from dtfnb.distributed.cluster import local_addresses
+    from dtfnb.distributed_runtime.cluster import local_addresses
 
     _namespace.update(tf=tf, np=np, local_addresses=local_addresses, __name__="tour")
     tf.reset_default_graph()

@@ -4,7 +4,7 @@ import statistics
 import threading
 import time
 
-from dtfnb.distributed.transport.monitor import watch
+from dtfnb.distributed_runtime.transport.monitor import watch
 
 
 class EventCollector:

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from dtfnb.distributed.cluster import local_addresses
+from dtfnb.distributed_runtime.cluster import local_addresses
 
 
 def chapter_pinning_graph(tf):

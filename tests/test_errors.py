@@ -3,7 +3,7 @@
 import pytest
 
 import dtfnb as tf
-from dtfnb.distributed.transport import inproc
+from dtfnb.distributed_runtime.transport import inproc
 
 CODES = [
     ("CancelledError", "CANCELLED", 1), ("UnknownError", "UNKNOWN", 2),

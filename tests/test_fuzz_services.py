@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import dtfnb as tf
-from dtfnb.distributed.transport import local, rpc, wire
-from dtfnb.distributed.transport.remote import RemoteMaster
+from dtfnb.distributed_runtime.transport import rpc, unix, wire
+from dtfnb.distributed_runtime.transport.remote import RemoteMaster
 from dtfnb.protos import (
     config_pb2,
     graph_pb2,
@@ -24,7 +24,7 @@ from dtfnb.protos import (
 )
 from tests.cluster_util import cluster_dict, start_task, stop_processes, wait_for_port
 
-pytestmark = pytest.mark.skipif(not local.enabled(), reason="Unix sockets: Linux only")
+pytestmark = pytest.mark.skipif(not unix.enabled(), reason="Unix sockets: Linux only")
 
 MESSAGES_PER_METHOD = 300   # on each transport
 DEADLINE = 10               # seconds, for each call
@@ -203,7 +203,7 @@ def grpc_caller(address):
 
 
 def unix_caller(address):
-    channel = local.LocalChannel(local.socket_name(address), None, "the task")
+    channel = unix.UnixChannel(unix.socket_name(address), None, "the task")
 
     def call(method, messages):
         descriptor = wire.METHODS[method][1]
@@ -236,13 +236,13 @@ def hostile_connections(address, rng):
     for i in range(40):
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(DEADLINE)
-        sock.connect("\0" + local.socket_name(address))
+        sock.connect("\0" + unix.socket_name(address))
         if i % 2:   # a member: says hello first (no token is set)
-            sock.sendall(local._ENVELOPE.pack(0, 0, local.HELLO, 0))
+            sock.sendall(unix._ENVELOPE.pack(0, 0, unix.HELLO, 0))
         length = rng.choice([0, 12, 4096, 4097, 2**24, 2**30, 2**31 - 1, 2**32 - 1])
         if i < 4:
             length = 1 << 30
-        sock.sendall(local._ENVELOPE.pack(length, rng.getrandbits(32), rng.randrange(256),
+        sock.sendall(unix._ENVELOPE.pack(length, rng.getrandbits(32), rng.randrange(256),
                                           rng.randrange(256)) + rng.randbytes(64))
         kept.append(sock)
     return kept
@@ -251,7 +251,7 @@ def hostile_connections(address, rng):
 def serves(address, monkeypatch):
     """A real session on the task runs a small graph right, over gRPC and the Unix socket."""
     for unix_sockets in ("0", "1"):
-        monkeypatch.setenv(local.SWITCH_VARIABLE, unix_sockets)   # read by each client
+        monkeypatch.setenv(unix.SWITCH_VARIABLE, unix_sockets)   # read by each client
         with tf.Graph().as_default() as graph:
             p = tf.placeholder(tf.float32, [None])
             y = tf.reduce_sum(p * 3.0)
@@ -262,7 +262,7 @@ def serves(address, monkeypatch):
             for value in (np.arange(4, dtype=np.float32), big):
                 assert master.run_step(handle, {p.name: value}, [y.name], [])[0] == \
                     pytest.approx(float(value.sum()) * 3)
-            assert isinstance(master.channel, local.LocalChannel) == (unix_sockets == "1")
+            assert isinstance(master.channel, unix.UnixChannel) == (unix_sockets == "1")
         finally:
             master.close()
 

@@ -5,7 +5,7 @@ import threading
 import pytest
 
 import dtfnb as tf
-from dtfnb.distributed.transport.monitor import watch
+from dtfnb.distributed_runtime.transport.monitor import watch
 from dtfnb.protos import monitor_pb2
 from dtfnb.runtime.events import EventLog
 from tests.cluster_util import cluster_dict

@@ -5,7 +5,7 @@ import json
 import pytest
 
 import dtfnb as tf
-from dtfnb.distributed.resolvers import (
+from dtfnb.distributed_runtime.resolvers import (
     SlurmClusterResolver,
     TFConfigClusterResolver,
     expand_hostlist,

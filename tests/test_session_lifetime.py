@@ -10,9 +10,9 @@ import grpc
 import pytest
 
 import dtfnb as tf
-from dtfnb.distributed import master, worker
-from dtfnb.distributed.transport import rpc, wire
-from dtfnb.distributed.transport.remote import RemoteMaster
+from dtfnb.distributed_runtime import master, worker
+from dtfnb.distributed_runtime.transport import rpc, wire
+from dtfnb.distributed_runtime.transport.remote import RemoteMaster
 from dtfnb.protos import config_pb2, graph_pb2, master_pb2, worker_pb2
 from tests.cluster_util import cluster_dict, start_task, stop_processes, wait_for_port
 from tests.conftest import in_thread, poll_for

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from dtfnb.base.errors import InvalidArgumentError
-from dtfnb.distributed.transport import shm
+from dtfnb.distributed_runtime.transport import shm
 from dtfnb.protos import wire_pb2
 
 pytestmark = pytest.mark.skipif(not shm.available, reason="needs Linux memfd and /proc")
@@ -26,7 +26,7 @@ ME = os.getpid()   # the receiver named in the leases here
 PEER_SCRIPT = """
 import gc, json, sys
 import ml_dtypes, numpy as np
-from dtfnb.distributed.transport import shm
+from dtfnb.distributed_runtime.transport import shm
 from dtfnb.protos import wire_pb2
 
 released = []

@@ -6,7 +6,7 @@ import grpc
 import pytest
 
 import dtfnb as tf
-from dtfnb.distributed.transport import wire
+from dtfnb.distributed_runtime.transport import wire
 from dtfnb.protos import graph_pb2, worker_pb2
 from dtfnb.runtime.step import new_step_id
 from tests.cluster_util import cluster_dict

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import dtfnb as tf
-from dtfnb.distributed.transport import streams
+from dtfnb.distributed_runtime.transport import streams
 
 
 def test_a_ticket_streams_its_tensor_once_in_chunks():

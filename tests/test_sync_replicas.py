@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import dtfnb as tf
-from dtfnb.distributed.transport.monitor import watch
+from dtfnb.distributed_runtime.transport.monitor import watch
 from tests.cluster_util import cluster_dict, task_processes
 from tests.conftest import poll_for
 

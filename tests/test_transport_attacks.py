@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import dtfnb as tf
-from dtfnb.distributed.transport import local, rpc, shm, wire
-from dtfnb.distributed.transport.remote import RemoteMaster
+from dtfnb.distributed_runtime.transport import rpc, shm, unix, wire
+from dtfnb.distributed_runtime.transport.remote import RemoteMaster
 from dtfnb.protos import master_pb2, wire_pb2, worker_pb2
 from dtfnb.runtime import rendezvous
 from tests.cluster_util import cluster_dict, start_task, stop_processes, wait_for_port
@@ -59,7 +59,7 @@ class Session:
             self.y = tf.identity(self.p, name="y")
         self.master = RemoteMaster(address, rpc.Security())
         self.handle = self.master.create_session(graph.as_graph_def(), tf.ConfigProto())
-        self.channels = {"unix": local.LocalChannel(local.socket_name(address), None, "the task"),
+        self.channels = {"unix": unix.UnixChannel(unix.socket_name(address), None, "the task"),
                          "grpc": rpc.GrpcChannel(address, rpc.Security(), "the task")}
 
     def call(self, request, payloads=(), over="unix"):
@@ -141,7 +141,7 @@ def test_a_bogus_shared_slice_is_invalid_argument_never_unavailable(task):
 VICTIM_BLOCK = """
 import sys
 import numpy as np
-from dtfnb.distributed.transport import shm
+from dtfnb.distributed_runtime.transport import shm
 secret = shm.block_pool().lend(np.full(1 << 20, 0x5A, np.uint8), int(sys.argv[1]))
 print(secret.SerializeToString().hex(), flush=True)
 sys.stdin.readline()
@@ -153,7 +153,7 @@ VICTIM_SESSION = """
 import sys
 import numpy as np
 import dtfnb as tf
-from dtfnb.distributed.transport import shm
+from dtfnb.distributed_runtime.transport import shm
 with tf.Graph().as_default():
     p = tf.placeholder(tf.uint8, [None])
     y = tf.identity(p)
@@ -302,7 +302,7 @@ def test_a_stream_ticket_in_a_request_is_refused_never_served_uninitialised(task
 def unix_connection(address):
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(10)
-    sock.connect("\0" + local.socket_name(address))
+    sock.connect("\0" + unix.socket_name(address))
     return sock
 
 
@@ -319,24 +319,24 @@ def test_a_stranger_on_the_unix_socket_makes_the_task_allocate_nothing(task):
     # memory only as its bytes arrive.
     address, proc = task(DTFNB_CLUSTER_TOKEN="s3cret")
     before = rss_bytes(proc.pid)
-    for kind in (local.HELLO, local.CALL):
+    for kind in (unix.HELLO, unix.CALL):
         stranger = unix_connection(address)
         try:
-            stranger.sendall(local._ENVELOPE.pack(1 << 30, 0, kind, 0))
+            stranger.sendall(unix._ENVELOPE.pack(1 << 30, 0, kind, 0))
             assert closed_by_peer(stranger)
         finally:
             stranger.close()
     member = unix_connection(address)
     try:
-        member.sendall(local._ENVELOPE.pack(6, 0, local.HELLO, 0) + b"s3cret")
-        assert local.read_message(member, 1 << 16, "the task")[1] == local.HELLO
-        member.sendall(local._ENVELOPE.pack(1 << 30, 1, local.CALL,
+        member.sendall(unix._ENVELOPE.pack(6, 0, unix.HELLO, 0) + b"s3cret")
+        assert unix.read_message(member, 1 << 16, "the task")[1] == unix.HELLO
+        member.sendall(unix._ENVELOPE.pack(1 << 30, 1, unix.CALL,
                                             wire.METHOD_INDEX["RunStep"]) + b"\0" * MiB)
         time.sleep(0.5)   # the task reads what came; a zeroed buffer would show at once
         assert rss_bytes(proc.pid) - before < 200 * MiB
     finally:
         member.close()
-    channel = local.LocalChannel(local.socket_name(address), "s3cret", "the task")
+    channel = unix.UnixChannel(unix.socket_name(address), "s3cret", "the task")
     try:
         reply = channel.call("GetStatus", wire.frame(worker_pb2.GetStatusRequest()), 10)
         assert wire.unframe(reply, worker_pb2.GetStatusResponse)[0].local_socket
@@ -349,7 +349,7 @@ def test_a_stranger_that_never_says_hello_is_dropped(task):
     address, _ = task()
     stranger = unix_connection(address)
     try:
-        assert closed_by_peer(stranger)   # within local._CONNECT_SECONDS, not never
+        assert closed_by_peer(stranger)   # within unix._CONNECT_SECONDS, not never
     finally:
         stranger.close()
 

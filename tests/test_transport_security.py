@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import dtfnb as tf
-from dtfnb.distributed.transport import rpc, shm, wire
-from dtfnb.distributed.transport.remote import RemoteMaster
+from dtfnb.distributed_runtime.transport import rpc, shm, wire
+from dtfnb.distributed_runtime.transport.remote import RemoteMaster
 from dtfnb.protos import config_pb2, graph_pb2, master_pb2, wire_pb2, worker_pb2
 from tests.cluster_util import cluster_dict
 

@@ -9,7 +9,7 @@ import pytest
 
 from dtfnb.base import dtypes
 from dtfnb.base.errors import InvalidArgumentError
-from dtfnb.distributed.transport import shm, wire
+from dtfnb.distributed_runtime.transport import shm, wire
 from dtfnb.protos import tensor_pb2, worker_pb2
 
 _E = tensor_pb2.DataType

@@ -15,10 +15,10 @@ from dtfnb.client.fetches import (  # noqa: F401 - register_... is TF's name her
     register_session_run_conversion_functions,
     structure_key,
 )
-from dtfnb.distributed.server import running_server
-from dtfnb.distributed.transport import inproc
-from dtfnb.distributed.transport.remote import RemoteMaster
-from dtfnb.distributed.transport.rpc import Security
+from dtfnb.distributed_runtime.server_lib import running_server
+from dtfnb.distributed_runtime.transport import inproc
+from dtfnb.distributed_runtime.transport.remote import RemoteMaster
+from dtfnb.distributed_runtime.transport.rpc import Security
 from dtfnb.framework import default_session
 from dtfnb.framework.graph import Graph, get_default_graph
 from dtfnb.framework.tensor import Tensor

@@ -1,5 +1,5 @@
 """tf.distribute.cluster_resolver: the cluster and this task, from the environment."""
 
-from dtfnb.distributed.resolvers import SlurmClusterResolver, TFConfigClusterResolver
+from dtfnb.distributed_runtime.resolvers import SlurmClusterResolver, TFConfigClusterResolver
 
 __all__ = ["SlurmClusterResolver", "TFConfigClusterResolver"]

@@ -25,7 +25,7 @@ import threading
 import time
 
 from dtfnb.base.errors import DeadlineExceededError, UnavailableError
-from dtfnb.distributed.cluster import ClusterSpec, local_addresses
+from dtfnb.distributed_runtime.cluster import ClusterSpec, local_addresses
 from dtfnb.notebook.forkserver import fork_server
 from dtfnb.notebook.progress import in_notebook, progress
 

@@ -13,7 +13,7 @@ import threading
 import comm
 
 from dtfnb.client.session import BaseSession
-from dtfnb.distributed.server import Server
+from dtfnb.distributed_runtime.server_lib import Server
 from dtfnb.notebook.launcher import live_clusters
 from dtfnb.notebook.state import Placement, Queues, Tasks
 from dtfnb.notebook.stream import Feed, event_streams

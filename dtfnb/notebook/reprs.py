@@ -7,8 +7,8 @@ The text forms name no address, port, pid or time, so saved outputs compare equa
 """
 
 from dtfnb.client.session import BaseSession
-from dtfnb.distributed.cluster import ClusterSpec
-from dtfnb.distributed.server import Server, task_name
+from dtfnb.distributed_runtime.cluster import ClusterSpec
+from dtfnb.distributed_runtime.server_lib import Server, task_name
 from dtfnb.framework.graph import Graph
 from dtfnb.framework.operation import Operation
 from dtfnb.framework.tensor import Tensor

@@ -8,8 +8,8 @@ import threading
 import time
 
 from dtfnb.client.session import BaseSession
-from dtfnb.distributed.server import Server, running_server
-from dtfnb.distributed.transport.monitor import watch
+from dtfnb.distributed_runtime.server_lib import Server, running_server
+from dtfnb.distributed_runtime.transport.monitor import watch
 from dtfnb.notebook.launcher import LocalCluster
 from dtfnb.runtime.events import EventLog
 

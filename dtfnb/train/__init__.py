@@ -1,7 +1,7 @@
 """tf.train: optimizers, the global step (and, from other modules, distributed training)."""
 
-from dtfnb.distributed.cluster import ClusterSpec
-from dtfnb.distributed.server import Server
+from dtfnb.distributed_runtime.cluster import ClusterSpec
+from dtfnb.distributed_runtime.server_lib import Server
 from dtfnb.train.adagrad import AdagradOptimizer
 from dtfnb.train.adam import AdamOptimizer
 from dtfnb.train.basic_session_run_hooks import (

@@ -6,7 +6,7 @@ computation to the worker, without touching the model code.
 """
 
 from dtfnb.base.device_spec import DeviceSpec
-from dtfnb.distributed.cluster import ClusterSpec
+from dtfnb.distributed_runtime.cluster import ClusterSpec
 
 # The op types that hold state a ps keeps for all replicas (TensorFlow's list).
 STANDARD_PS_OPS = (

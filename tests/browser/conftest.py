@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from dtfnb.distributed.cluster import local_addresses
+from dtfnb.distributed_runtime.cluster import local_addresses
 
 CHROMIUM = "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parents[2]

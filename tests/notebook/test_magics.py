@@ -5,7 +5,7 @@ import pytest
 from IPython.core.error import UsageError
 
 import dtfnb as tf
-from dtfnb.distributed.cluster import local_addresses
+from dtfnb.distributed_runtime.cluster import local_addresses
 from dtfnb.notebook.launcher import LocalCluster, live_clusters
 from dtfnb.notebook.magics import parse_cluster
 

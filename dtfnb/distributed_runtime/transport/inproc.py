@@ -6,8 +6,8 @@ of its own (own devices, resources and event log), as TensorFlow's local session
 
 import os
 
-from dtfnb.distributed.master import Master, local_task_spec
-from dtfnb.distributed.worker import Worker
+from dtfnb.distributed_runtime.master import Master, local_task_spec
+from dtfnb.distributed_runtime.worker import Worker
 from dtfnb.runtime.devices import create_devices
 from dtfnb.runtime.events import EventLog
 

@@ -36,11 +36,11 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from dtfnb.base import errors
-from dtfnb.distributed.transport import wire
+from dtfnb.distributed_runtime.transport import wire
 from dtfnb.protos import wire_pb2
 from dtfnb.runtime.step import TIMEOUT_MESSAGE
 
-log = logging.getLogger("dtfnb.distributed")
+log = logging.getLogger("dtfnb.distributed_runtime")
 
 SWITCH_VARIABLE = "DTFNB_UNIX_SOCKETS"
 _ENVELOPE = struct.Struct("<IIBBxx")   # body length, call id, kind, method
@@ -255,7 +255,7 @@ def _error_from(body):
 
 # The client side.
 
-class LocalChannel:
+class UnixChannel:
     """Calls to one task over its Unix socket, with the methods of rpc.GrpcChannel.
 
     Raises UnavailableError when the task cannot be reached; after a task restarts
@@ -451,7 +451,7 @@ class _Stream(_Started):
 
 # The server side.
 
-class LocalServer:
+class UnixServer:
     """Serves `methods` ({name: (descriptor, handler)}, as services.service_methods makes
     them) at the abstract socket `name`."""
 

@@ -18,7 +18,7 @@ import numpy as np
 from dtfnb.base import dtypes
 from dtfnb.base.codec import proto_to_tensor, tensor_to_proto, to_numpy
 from dtfnb.base.errors import InvalidArgumentError, ResourceExhaustedError
-from dtfnb.distributed.transport import shm, streams
+from dtfnb.distributed_runtime.transport import shm, streams
 from dtfnb.protos import master_pb2, worker_pb2
 from dtfnb.runtime.frames import DEAD
 

@@ -1,5 +1,5 @@
 """The servicers: thin adapters from framed messages to a task's Master and Worker,
-served over gRPC and, for processes on the same host, over a Unix socket (local.py)."""
+served over gRPC and, for processes on the same host, over a Unix socket (unix.py)."""
 
 import logging
 import threading
@@ -14,13 +14,13 @@ from dtfnb.base.errors import (
     OpError,
     from_code,
 )
-from dtfnb.distributed.transport import local, rpc, shm, streams, wire
+from dtfnb.distributed_runtime.transport import rpc, shm, streams, unix, wire
 from dtfnb.protos import config_pb2, master_pb2, worker_pb2
 from dtfnb.runtime.nodes import check_registered, nodes_from_graph_def
 from dtfnb.runtime.stats import StepStatsCollector
 from dtfnb.runtime.step import Step
 
-log = logging.getLogger("dtfnb.distributed")
+log = logging.getLogger("dtfnb.distributed_runtime")
 
 
 def device_attributes(device, proto):
@@ -35,7 +35,7 @@ class WorkerServicer:
     def __init__(self, worker, tickets):
         self._worker = worker
         self._tickets = tickets
-        self.local_socket = ""   # the LocalServer's name, once it serves
+        self.local_socket = ""   # the UnixServer's name, once it serves
 
     def GetStatus(self, request, payload, context):
         response = worker_pb2.GetStatusResponse(peer=shm.local_peer(),
@@ -339,10 +339,10 @@ def start_server(address, master, worker, security, extra_handlers=()):
 
 def _start_local(address, methods, security):
     """The Unix socket server beside gRPC's, if this host has them; else None."""
-    if not local.enabled():
+    if not unix.enabled():
         return None
     try:
-        return local.LocalServer(local.socket_name(address), methods, security.token)
+        return unix.UnixServer(unix.socket_name(address), methods, security.token)
     except OSError as err:  # the name is taken (another user's task?): gRPC serves alone
         log.warning("Not serving %s on a Unix socket: %s", address, err)
         return None

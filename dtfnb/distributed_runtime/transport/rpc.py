@@ -14,7 +14,7 @@ import threading
 import grpc
 
 from dtfnb.base import errors
-from dtfnb.distributed.transport import wire
+from dtfnb.distributed_runtime.transport import wire
 from dtfnb.runtime.step import TIMEOUT_MESSAGE
 
 _ERROR_MARK = "dtfnb-error"
@@ -181,7 +181,7 @@ def as_op_error(err, where):
 
 class GrpcChannel:
     """Calls to one task's services over gRPC. Every failure is an OpError naming `where`;
-    local.LocalChannel has the same methods."""
+    unix.UnixChannel has the same methods."""
 
     # No process is known at the other end (it may be on any host), so nothing it sends
     # may name shared memory.

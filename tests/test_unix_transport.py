@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 
 import dtfnb as tf
-from dtfnb.distributed.transport import local, rpc, wire
-from dtfnb.distributed.transport.remote import RemoteMaster, RemoteWorker
+from dtfnb.distributed_runtime.transport import rpc, unix, wire
+from dtfnb.distributed_runtime.transport.remote import RemoteMaster, RemoteWorker
 from dtfnb.protos import worker_pb2
 from tests.cluster_util import cluster_dict, start_task, stop_processes, wait_for_port
 from tests.conftest import poll_for
 
-pytestmark = pytest.mark.skipif(not local.enabled(), reason="Unix sockets: Linux only")
+pytestmark = pytest.mark.skipif(not unix.enabled(), reason="Unix sockets: Linux only")
 
 
 @pytest.fixture
@@ -54,17 +54,17 @@ def test_a_task_on_this_host_is_called_over_its_unix_socket(servers):
     cluster = cluster_dict(local=1)
     servers(cluster, "local", 0)
     address = cluster["local"][0]
-    assert status(address).local_socket == local.socket_name(address)
+    assert status(address).local_socket == unix.socket_name(address)
     worker = RemoteWorker("/job:local/replica:0/task:0", address, rpc.Security())
     try:
         worker.status()
-        assert isinstance(worker.channel, local.LocalChannel)
+        assert isinstance(worker.channel, unix.UnixChannel)
     finally:
         worker.close()
 
 
 def test_switched_off_tasks_and_clients_speak_grpc_alone(servers, monkeypatch):
-    monkeypatch.setenv(local.SWITCH_VARIABLE, "0")
+    monkeypatch.setenv(unix.SWITCH_VARIABLE, "0")
     cluster = cluster_dict(local=1)
     servers(cluster, "local", 0)
     assert status(cluster["local"][0]).local_socket == ""
@@ -79,7 +79,7 @@ def test_switched_off_tasks_and_clients_speak_grpc_alone(servers, monkeypatch):
 @pytest.mark.parametrize("unix_sockets", ["1", "0"])
 def test_steps_across_tasks_give_the_same_results_either_way(servers, monkeypatch,
                                                              unix_sockets):
-    monkeypatch.setenv(local.SWITCH_VARIABLE, unix_sockets)
+    monkeypatch.setenv(unix.SWITCH_VARIABLE, unix_sockets)
     cluster = cluster_dict(ps=1, worker=1)
     servers(cluster, "ps", 0)
     worker = servers(cluster, "worker", 0)
@@ -110,12 +110,12 @@ def test_with_a_token_only_clients_that_present_it_connect(servers, monkeypatch)
     monkeypatch.setenv("DTFNB_CLUSTER_TOKEN", "s3cret")
     cluster = cluster_dict(local=1)
     servers(cluster, "local", 0)
-    name = local.socket_name(cluster["local"][0])
+    name = unix.socket_name(cluster["local"][0])
     with pytest.raises(tf.errors.UnauthenticatedError, match="wrong cluster token"):
-        local.LocalChannel(name, "wrong", "the task")
+        unix.UnixChannel(name, "wrong", "the task")
     with pytest.raises(tf.errors.UnauthenticatedError):
-        local.LocalChannel(name, None, "the task")
-    channel = local.LocalChannel(name, "s3cret", "the task")
+        unix.UnixChannel(name, None, "the task")
+    channel = unix.UnixChannel(name, "s3cret", "the task")
     try:
         reply = channel.call("GetStatus", wire.frame(worker_pb2.GetStatusRequest()))
         assert wire.unframe(reply, worker_pb2.GetStatusResponse)[0].local_socket == name
@@ -127,31 +127,31 @@ def raw_connection(name, token=b""):
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(10)
     sock.connect("\0" + name)
-    sock.sendall(local._ENVELOPE.pack(len(token), 0, local.HELLO, 0) + token)
-    assert read_message(sock)[1] == local.HELLO
+    sock.sendall(unix._ENVELOPE.pack(len(token), 0, unix.HELLO, 0) + token)
+    assert read_message(sock)[1] == unix.HELLO
     return sock
 
 
 def read_message(sock):
-    return local.read_message(sock, wire.max_message_bytes(), "the test")
+    return unix.read_message(sock, wire.max_message_bytes(), "the test")
 
 
 def test_bad_messages_get_errors_and_the_task_keeps_serving(servers):
     cluster = cluster_dict(local=1)
     server = servers(cluster, "local", 0)
-    name = local.socket_name(cluster["local"][0])
+    name = unix.socket_name(cluster["local"][0])
     sock = raw_connection(name)
     try:
         run_step = wire.METHOD_INDEX["RunStep"]
-        for call_id, kind, method, body in [(1, local.CALL, run_step, b"\xff" * 40),
-                                            (2, local.CALL, 250, b""),
-                                            (3, local.OPEN, run_step, b""),
-                                            (4, local.CALL, wire.METHOD_INDEX["RecvTensor"],
+        for call_id, kind, method, body in [(1, unix.CALL, run_step, b"\xff" * 40),
+                                            (2, unix.CALL, 250, b""),
+                                            (3, unix.OPEN, run_step, b""),
+                                            (4, unix.CALL, wire.METHOD_INDEX["RecvTensor"],
                                              b"")]:
-            sock.sendall(local._ENVELOPE.pack(len(body), call_id, kind, method) + body)
+            sock.sendall(unix._ENVELOPE.pack(len(body), call_id, kind, method) + body)
             got_id, got_kind, _, reply = read_message(sock)
-            assert (got_id, got_kind) == (call_id, local.ERROR)
-            error = local._error_from(reply)
+            assert (got_id, got_kind) == (call_id, unix.ERROR)
+            error = unix._error_from(reply)
             expected = (tf.errors.InvalidArgumentError if call_id == 1
                         else tf.errors.UnimplementedError)
             assert isinstance(error, expected), error
@@ -163,7 +163,7 @@ def test_bad_messages_get_errors_and_the_task_keeps_serving(servers):
         try:
             handle = master.create_session(tf.get_default_graph().as_graph_def(),
                                            tf.ConfigProto())
-            assert isinstance(master.channel, local.LocalChannel)
+            assert isinstance(master.channel, unix.UnixChannel)
             np.testing.assert_array_equal(master.run_step(handle, {}, [x.name], [])[0],
                                           [3.0, 6.0])
         finally:
@@ -237,7 +237,7 @@ def test_a_send_never_blocks_when_the_peer_does_not_read():
     here, there = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     received = []
 
-    class Recorder(local._Link):
+    class Recorder(unix._Link):
         def received(self, call_id, kind, method, body):
             received.append((call_id, bytes(body)))
 
@@ -245,7 +245,7 @@ def test_a_send_never_blocks_when_the_peer_does_not_read():
     bodies = [bytes([i]) * (3 << 20) for i in range(4)]   # far more than a socket buffers
     started = time.monotonic()
     for i, body in enumerate(bodies):
-        sender.send(i, local.ITEM, body)
+        sender.send(i, unix.ITEM, body)
     assert time.monotonic() - started < 5
     reader = Recorder(there, "the reader", 1 << 30)
     reader.start("test-reader")

@@ -15,7 +15,7 @@ from dtfnb.base.errors import (
     CancelledError,
     InvalidArgumentError,
 )
-from dtfnb.distributed.collector import IdleCollector
+from dtfnb.distributed_runtime.collector import IdleCollector
 from dtfnb.runtime.executor import Executor, SessionState
 from dtfnb.runtime.functions import FunctionLibrary
 from dtfnb.runtime.rendezvous import RendezvousTable

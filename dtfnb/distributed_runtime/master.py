@@ -24,7 +24,7 @@ from dtfnb.base.errors import (
     DeadlineExceededError,
     InvalidArgumentError,
 )
-from dtfnb.distributed.collector import IdleCollector
+from dtfnb.distributed_runtime.collector import IdleCollector
 from dtfnb.protos import config_pb2, graph_pb2, monitor_pb2
 from dtfnb.runtime import partition as partitioning
 from dtfnb.runtime.events import EventLog

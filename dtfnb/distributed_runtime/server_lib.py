@@ -1,12 +1,12 @@
 """tf.train.Server: one task of a cluster, serving its master and its worker over gRPC,
-and over a Unix socket for processes on its host (transport/local.py).
+and over a Unix socket for processes on its host (transport/unix.py).
 
 A task owns its devices and their resources (variables, queues, readers), so every
 session of every client that places an op on this task shares them. Unlike
 TensorFlow's, a server can be stopped: `stop()` frees the port.
 
 Every task also serves its event stream (placements, steps, health): read
-`server.events` in this process, or `dtfnb.distributed.transport.monitor.watch(target)`
+`server.events` in this process, or `dtfnb.distributed_runtime.transport.monitor.watch(target)`
 from anywhere.
 
 A task closes the sessions of other processes that have run nothing for a day
@@ -24,12 +24,12 @@ import time
 import numpy as np
 
 from dtfnb.base.device_spec import DeviceSpec
-from dtfnb.distributed.cluster import ClusterSpec
-from dtfnb.distributed.master import Master
-from dtfnb.distributed.transport import monitor, rpc, shm
-from dtfnb.distributed.transport.remote import Peers
-from dtfnb.distributed.transport.services import start_server
-from dtfnb.distributed.worker import Worker
+from dtfnb.distributed_runtime.cluster import ClusterSpec
+from dtfnb.distributed_runtime.master import Master
+from dtfnb.distributed_runtime.transport import monitor, rpc, shm
+from dtfnb.distributed_runtime.transport.remote import Peers
+from dtfnb.distributed_runtime.transport.services import start_server
+from dtfnb.distributed_runtime.worker import Worker
 from dtfnb.protos import cluster_pb2, config_pb2, monitor_pb2
 from dtfnb.runtime.devices import create_devices
 from dtfnb.runtime.events import EventLog

@@ -10,12 +10,12 @@ import threading
 
 from dtfnb.base.device_spec import DeviceSpec
 from dtfnb.base.errors import CancelledError, DeadlineExceededError, OpError, UnavailableError
-from dtfnb.distributed.transport import local, rpc, shm, streams, wire
-from dtfnb.distributed.worker import TransferOptions
+from dtfnb.distributed_runtime.transport import rpc, shm, streams, unix, wire
+from dtfnb.distributed_runtime.worker import TransferOptions
 from dtfnb.protos import graph_pb2, master_pb2, worker_pb2
 from dtfnb.runtime.step import GRACE_SECONDS, deadline_seconds
 
-log = logging.getLogger("dtfnb.distributed")
+log = logging.getLogger("dtfnb.distributed_runtime")
 
 _WAIT_LOG_EVERY = 10   # seconds between "still waiting" lines while a task is not up
 
@@ -88,13 +88,13 @@ class _Connection:
         return self._status
 
     def _same_host_channel(self, status):
-        """A LocalChannel to the task if it is on this host and serves one, else None."""
+        """A UnixChannel to the task if it is on this host and serves one, else None."""
         host = shm.local_peer().host_id
-        if not (local.enabled() and status.local_socket and host
+        if not (unix.enabled() and status.local_socket and host
                 and status.peer.host_id == host):
             return None
         try:
-            return local.LocalChannel(status.local_socket, self._token, self.where)
+            return unix.UnixChannel(status.local_socket, self._token, self.where)
         except OpError as err:   # not this user's task, say: gRPC still reaches it
             log.info("Calling %s over gRPC: %s", self.where, err.message)
             return None

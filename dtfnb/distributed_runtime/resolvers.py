@@ -10,7 +10,7 @@ import json
 import os
 import re
 
-from dtfnb.distributed.cluster import ClusterSpec
+from dtfnb.distributed_runtime.cluster import ClusterSpec
 
 
 class TFConfigClusterResolver:

@@ -9,7 +9,7 @@ import time
 
 from dtfnb.base.errors import ResourceExhaustedError
 
-log = logging.getLogger("dtfnb.distributed")
+log = logging.getLogger("dtfnb.distributed_runtime")
 
 _PERIOD_SECONDS = 10.0   # between looks for idle entries, as TensorFlow's master
 _EVICTION_LOG_SECONDS = 60.0   # a storm is reported, not logged line by line

@@ -8,8 +8,8 @@ import threading
 
 import grpc
 
-from dtfnb.distributed.transport import rpc, wire
-from dtfnb.distributed.transport.services import grpc_handler, service_methods
+from dtfnb.distributed_runtime.transport import rpc, wire
+from dtfnb.distributed_runtime.transport.services import grpc_handler, service_methods
 from dtfnb.protos import monitor_pb2
 
 
