@@ -47,6 +47,19 @@ def test_layer_imports_only_what_it_may(layer):
                     f"{path.relative_to(PACKAGE)} imports {module}: not allowed for {layer}/"
 
 
+def test_the_client_reaches_the_runtime_through_one_function():
+    """client/ asks targets.connect for "a master" and knows no transport."""
+    for path in (PACKAGE / "client").rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and \
+                    node.module.startswith("dtfnb.distributed_runtime"):
+                names = [alias.name for alias in node.names]
+                assert (node.module, names) == ("dtfnb.distributed_runtime.targets",
+                                                ["connect"]), \
+                    f"{path.relative_to(PACKAGE)} imports {names} from {node.module}"
+
+
 def test_only_the_transport_imports_grpc():
     for path in _modules():
         if "transport" in path.parts:

@@ -3,7 +3,7 @@
 import pytest
 
 import dtfnb as tf
-from dtfnb.distributed_runtime.transport import inproc
+from dtfnb.distributed_runtime.targets import connect
 
 CODES = [
     ("CancelledError", "CANCELLED", 1), ("UnknownError", "UNKNOWN", 2),
@@ -98,7 +98,7 @@ def _cyclic_graph_def():
 def test_cycle_sent_to_a_master_is_an_invalid_argument_error_naming_a_node():
     graph_def = _cyclic_graph_def()
     config = tf.ConfigProto()
-    master = inproc.connect_local(config)
+    master, _ = connect("", config)
     try:
         handle = master.create_session(graph_def, config)
         with pytest.raises(tf.errors.InvalidArgumentError, match="cycle.*'(a|b)'"):
@@ -119,7 +119,7 @@ def test_unknown_target_and_fetch_names_at_the_master():
     tf.constant(1.0, name="c")
     graph_def = tf.get_default_graph().as_graph_def()
     config = tf.ConfigProto()
-    master = inproc.connect_local(config)
+    master, _ = connect("", config)
     try:
         handle = master.create_session(graph_def, config)
         with pytest.raises(tf.errors.InvalidArgumentError, match="not found"):

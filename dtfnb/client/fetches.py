@@ -175,6 +175,14 @@ class FetchMapper:
         return self._build(values)
 
 
+def fetched_value(value):
+    """A fetched tensor as TensorFlow hands it to the user: a numpy array in host
+    memory, a 0-d one as a numpy scalar (np.float32(4.0))."""
+    if hasattr(value, "__cuda_array_interface__"):
+        value = value.get()
+    return value[()] if getattr(value, "ndim", None) == 0 else value
+
+
 def structure_key(fetch):
     """A hashable key for a fetch structure, to cache its FetchMapper."""
     if isinstance(fetch, (Tensor, Operation)):

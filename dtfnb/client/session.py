@@ -6,19 +6,17 @@ import threading
 import numpy as np
 
 from dtfnb.base import device_spec, dtypes
-from dtfnb.base.errors import InvalidArgumentError, NotFoundError, OpError
+from dtfnb.base.errors import InvalidArgumentError, OpError
 from dtfnb.client.fetches import (  # noqa: F401 - register_... is TF's name here
     FetchMapper,
     feed_pairs,
+    fetched_value,
     flatten_feed_dict,
     partial_run_feeds,
     register_session_run_conversion_functions,
     structure_key,
 )
-from dtfnb.distributed_runtime.server_lib import running_server
-from dtfnb.distributed_runtime.transport import inproc
-from dtfnb.distributed_runtime.transport.remote import RemoteMaster
-from dtfnb.distributed_runtime.transport.rpc import Security
+from dtfnb.distributed_runtime.targets import connect
 from dtfnb.framework import default_session
 from dtfnb.framework.graph import Graph, get_default_graph
 from dtfnb.framework.tensor import Tensor
@@ -63,20 +61,6 @@ class _DeviceAttributes:
                 f"{self._memory_limit_bytes}, {self._incarnation})")
 
 
-def _connect(target, config):
-    """(master, owned): the master that runs a session of `target`, and whether the
-    session owns it. A server of this process is called directly, without gRPC."""
-    if not target:
-        return inproc.connect_local(config), True
-    server = running_server(target)
-    if server is not None:
-        return server.master, False
-    if target.startswith("grpc://"):
-        return RemoteMaster(target[len("grpc://"):], Security()), True
-    raise NotFoundError(None, None, "No session factory registered for the given session "
-                        f"options: {{target: \"{target}\"}}")
-
-
 class BaseSession:
     def __init__(self, target="", graph=None, config=None):
         if graph is None:
@@ -101,7 +85,7 @@ class BaseSession:
         self._target = target
         self._config = config
         self._closed = False
-        self._master, self._owns_master = _connect(target, config)
+        self._master, self._owns_master = connect(target, config)
         self._sent_version = graph.version
         self._extend_lock = threading.Lock()
         self._handle = self._master.create_session(graph.as_graph_def(), config)
@@ -273,6 +257,7 @@ class BaseSession:
                                            options, run_metadata)
         except OpError as err:
             raise self._with_op(err) from None
+        values = [fetched_value(value) for value in values]
         if len(fetched) == len(mapper.tensors):
             return values
         values = iter(values)
@@ -336,7 +321,7 @@ class BaseSession:
     def reset(target, containers=None, config=None):
         """Frees `containers` (default: the default container "") on every task of the
         cluster of `target`, and closes the sessions of that master."""
-        master, owned = _connect(target, config or config_pb2.ConfigProto())
+        master, owned = connect(target, config or config_pb2.ConfigProto())
         try:
             master.reset(list(containers) if containers else [""])
         finally:

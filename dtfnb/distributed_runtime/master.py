@@ -65,19 +65,72 @@ def _matches(spec, name, fields):
                for f in fields)
 
 
+class Cluster:
+    """The tasks that a master's sessions run on, as the master sees them: this task
+    (`task_spec`), a Worker per task (this task's own and a RemoteWorker for each other
+    one: the same methods), and this task's event log. A session places, registers and
+    runs its steps through it; it never calls back into its Master.
+
+    `client_device`: where a local session (TensorFlow's DirectSession) feeds and
+    fetches, its CPU:0; None on a server, whose clients feed and fetch through
+    transfers."""
+
+    def __init__(self, task_spec, workers, events, client_device=None):
+        self.task_spec = task_spec
+        self.task = task_spec.to_string()
+        self.workers = workers
+        self.events = events
+        self.client_device = client_device
+        self.steps_run = 0   # by every session, for the task's health events
+        self._lock = threading.Lock()
+
+    def step_ran(self):
+        with self._lock:
+            self.steps_run += 1
+
+    def devices(self, filters=()):
+        """Every device of the cluster that matches one of `filters` (all when there are
+        none); waits, as TensorFlow does, until each task that may match is up, so that a
+        between-graph worker filtered to "/job:ps" and itself never waits for the others."""
+        specs = [DeviceSpec.from_string(f) for f in filters]
+        devices = []
+        for worker in self.workers:
+            task = DeviceSpec.from_string(worker.task)
+            if specs and not any(_matches(spec, task, _TASK_FIELDS) for spec in specs):
+                continue
+            devices.extend(d for d in worker.list_devices()
+                           if not specs or any(_matches(spec, DeviceSpec.from_string(d.name),
+                                                        _DEVICE_FIELDS) for spec in specs))
+        return devices
+
+    @property
+    def own_worker(self):
+        """This task's Worker."""
+        return next(w for w in self.workers if w.task == self.task)
+
+
 class MasterSession:
-    """`remote`: created by a client in another process. `default_timeout_ms`, and
+    """One client session on a master: the GraphDef it sent so far, where its nodes are
+    placed, and a plan per (feeds, fetches, targets) signature it ran. It drives its own
+    steps over its `cluster`: registers each plan's partitions with the workers that run
+    them, starts them, waits for them, and publishes what it placed and ran.
+
+        session = MasterSession(handle, cluster, config_pb2.ConfigProto())
+        session.extend(graph_def)
+        values = session.run({}, ["y:0"], [])   # the arrays of the fetched tensors
+
+    `remote`: created by a client in another process. `default_timeout_ms`, and
     `timeout_message` unless None, apply to steps whose options and config set no
     deadline, and to what a step that runs out of time raises. `distributed`: a session
     of a server (TensorFlow's MasterSession, not its DirectSession): it has no inter-op
     pools of its own."""
 
-    def __init__(self, handle, master, config, remote=False, default_timeout_ms=0,
+    def __init__(self, handle, cluster, config, remote=False, default_timeout_ms=0,
                  timeout_message=None, distributed=False):
         self.handle = handle
         self.remote = remote
         self.last_used = time.monotonic()
-        self._master = master
+        self._cluster = cluster
         self._config = config
         self._default_timeout_ms = default_timeout_ms
         self._timeout_message = timeout_message
@@ -119,9 +172,9 @@ class MasterSession:
 
     def _place(self, nodes):
         """Places those of `nodes` not yet placed; logs and publishes where they went."""
-        devices = self._master.devices(self.device_filters)
+        devices = self._cluster.devices(self.device_filters)
         before = set(self._placement)
-        place(nodes, devices, self._master.task_spec, self._placement,
+        place(nodes, devices, self._cluster.task_spec, self._placement,
               self._config.allow_soft_placement)
         new = [n for n in nodes if n.name not in before]
         if self._config.log_device_placement:
@@ -140,7 +193,7 @@ class MasterSession:
                 assigned_device=self._placement[n.name],
                 inputs=[f"{src}:{index}" for src, index in n.inputs]
                 + ["^" + src for src in n.control_inputs])
-        self._master.events.publish(event)
+        self._cluster.events.publish(event)
 
     def _plan(self, feeds, fetches, targets):
         key = (feeds, fetches, targets)
@@ -173,11 +226,25 @@ class MasterSession:
             if self._config.graph_options.place_pruned_graph:
                 self._place([self._nodes[name] for name in order])
             parts = partitioning.partition(order, self._nodes, self._placement, feed_types,
-                                           fetch_pairs, self._master.client_device)
-            graphs = self._master.register_partitions(self.handle, parts, self._config,
-                                                      list(self._library.values()))
-            plan = self._plans[key] = _Plan(graphs, len(fetches), parts)
+                                           fetch_pairs, self._cluster.client_device)
+            plan = self._plans[key] = _Plan(self._register(parts), len(fetches), parts)
         return plan
+
+    def _register(self, partitions):
+        """Registers each task's share of `partitions`, with the session's functions;
+        returns [(worker, graph handle)], this task's last: its part runs on the thread
+        that starts it, once the other tasks' parts are on their way."""
+        graphs = []
+        library = list(self._library.values())
+        for worker in self._cluster.workers:
+            # Asks only the tasks that run something: another may be down (device_filters).
+            mine = {d: nodes for d, nodes in partitions.items()
+                    if d.rpartition("/device:")[0] == worker.task}
+            if mine:
+                graphs.append((worker, worker.register_graph(self.handle, mine, self._config,
+                                                             library)))
+        graphs.sort(key=lambda graph: graph[0].task == self._cluster.task)
+        return graphs
 
     def _inter_op_pool(self, options):
         """The pool that RunOptions.inter_op_thread_pool chooses for a step: one of the
@@ -208,9 +275,13 @@ class MasterSession:
                                        "feed_devices or fetch_devices was not found in the Graph")
         return node_name, index
 
-    def run(self, feeds, fetches, targets, options=None, run_metadata=None, started=None):
-        """Runs one step: `feeds` maps tensor names to arrays; returns the fetched arrays.
-        `started(step)`, if given, learns of the step before it runs (to abort it)."""
+    def run(self, feeds, fetches, targets, options=None, run_metadata=None):
+        """Runs one step: `feeds` maps tensor names to arrays; returns the fetched arrays."""
+        return self.prepare(feeds, fetches, targets, options, run_metadata).run()
+
+    def prepare(self, feeds, fetches, targets, options=None, run_metadata=None):
+        """The step that `run` would run, planned but not started: its caller may cancel
+        it (`.step`) before and while it runs (`.run()`)."""
         inter_op_pool = self._inter_op_pool(options)
         plan = self._plan(tuple(feeds), tuple(fetches), tuple(targets))
         timeout = (options.timeout_in_ms if options is not None and options.timeout_in_ms
@@ -218,11 +289,12 @@ class MasterSession:
         tracing = (run_metadata is not None and options is not None
                    and options.trace_level == config_pb2.RunOptions.FULL_TRACE)
         costing = run_metadata is not None and self._builds_cost_model(plan)
-        stats = StepStatsCollector() if tracing or costing else None
-        step = Step(timeout, feeds, stats)
+        step = Step(timeout, feeds, StepStatsCollector() if tracing or costing else None)
         step.inter_op_pool = inter_op_pool
-        if started is not None:
-            started(step)
+        return _PreparedStep(self, plan, step, options, run_metadata, tracing, costing)
+
+    def _run(self, plan, step):
+        """Runs `step` of `plan` on its workers; raises its first error."""
         start, error = time.time(), None
         # Added, then checked against cancel_steps, which marks first, then lists: a step
         # that starts as the session closes is either cancelled there or refused here.
@@ -231,7 +303,11 @@ class MasterSession:
             self._active_steps.discard(step)
             raise CancelledError(None, None, "Session has been closed.")
         try:
-            self._master.run_graphs(plan.graphs, step)
+            # A lone call needs no watching: nothing else of the step runs meanwhile.
+            alone = len(plan.graphs) == 1
+            calls = [worker.start_graph(handle, step, alone) for worker, handle in plan.graphs]
+            for call in calls:  # each bounded by the step's deadline
+                call.wait()
             if not step.succeed():  # cancelled as it ended: what it dequeued went back
                 raise step.error
         except Exception as err:
@@ -243,18 +319,37 @@ class MasterSession:
         finally:
             self.last_used = time.monotonic()  # a running step keeps it busy meanwhile
             self._active_steps.discard(step)
-            self._master.step_finished(self.handle, step, start, error)
-        if run_metadata is not None:
-            run_metadata.Clear()  # it describes this run only, as TensorFlow's
-            if tracing:
-                stats.to_proto(run_metadata.step_stats)
-            if costing:
-                cost_graph(plan.partitions, stats.to_proto(), run_metadata.cost_graph)
-            if options is not None and options.output_partition_graphs:
-                for device, nodes in sorted(plan.partitions.items()):
-                    graph = run_metadata.partition_graphs.add(versions=self._versions)
-                    graph.node.extend(n.to_node_def(device) for n in nodes)
-        return [_host(step.fetched[i]) for i in range(plan.num_fetches)]
+            self._cluster.step_ran()
+            self._publish_step(step, start, error)
+
+    def _publish_step(self, step, start, error):
+        """Publishes a step that started at `start` (time.time()), if someone watches."""
+        events = self._cluster.events
+        if not events.watching:
+            return
+        event = monitor_pb2.Event()
+        event.step.session_handle = self.handle
+        event.step.step_id = step.id
+        event.step.start_time = start
+        event.step.duration = time.time() - start
+        if error is not None:
+            event.step.error = f"{type(error).__name__}: {getattr(error, 'message', error)}"
+        if step.stats is not None:
+            step.stats.to_proto(event.step.step_stats)
+        events.publish(event)
+
+    def _describe(self, plan, step, options, run_metadata, tracing, costing):
+        """Fills `run_metadata` for a step that ran: it describes this run only, as
+        TensorFlow's."""
+        run_metadata.Clear()
+        if tracing:
+            step.stats.to_proto(run_metadata.step_stats)
+        if costing:
+            cost_graph(plan.partitions, step.stats.to_proto(), run_metadata.cost_graph)
+        if options is not None and options.output_partition_graphs:
+            for device, nodes in sorted(plan.partitions.items()):
+                graph = run_metadata.partition_graphs.add(versions=self._versions)
+                graph.node.extend(n.to_node_def(device) for n in nodes)
 
     @property
     def busy(self):
@@ -272,17 +367,43 @@ class MasterSession:
                                        "`Session::Close()`."))
 
 
-def _host(value):
-    if hasattr(value, "__cuda_array_interface__"):
-        return value.get()
-    return value
+class _PreparedStep:
+    """A step of a session, planned and made but not started (MasterSession.prepare)."""
+
+    __slots__ = ("_session", "_plan", "step", "_options", "_run_metadata", "_tracing",
+                 "_costing")
+
+    def __init__(self, session, plan, step, options, run_metadata, tracing, costing):
+        self._session = session
+        self._plan = plan
+        self.step = step
+        self._options = options
+        self._run_metadata = run_metadata
+        self._tracing = tracing
+        self._costing = costing
+
+    def run(self):
+        """Runs the step; returns the fetched values, in the order of the fetches."""
+        session, plan, step = self._session, self._plan, self.step
+        session._run(plan, step)
+        if self._run_metadata is not None:
+            session._describe(plan, step, self._options, self._run_metadata, self._tracing,
+                              self._costing)
+        return [step.fetched[i] for i in range(plan.num_fetches)]
 
 
 class Master:
-    """The master service of one task: creates sessions and runs their steps on workers.
+    """The master service of one task: creates sessions and closes them; each session
+    runs its own steps (MasterSession) over the task's view of its cluster.
 
-    `events`: the task's EventLog (default: a new one), also reachable as `master.events`,
-    so that a notebook can watch a local session in-process.
+        master = Master(local_task_spec(), [worker])
+        handle = master.create_session(graph_def, config_pb2.ConfigProto())
+        values = master.run_step(handle, {}, ["y:0"], [])
+        master.close_session(handle)
+
+    `workers`: a Worker per task of the cluster, this task's among them. `events`: the
+    task's EventLog (default: a new one), also reachable as `master.events`, so that a
+    notebook can watch a local session in-process.
 
     `server_config`: the default_session_config of the server this master serves, None
     for a local session's own master. As in TensorFlow, its operation_timeout_in_ms is the
@@ -297,55 +418,31 @@ class Master:
     def __init__(self, task_spec, workers, events=None, server_config=None,
                  session_gc_seconds=0.0):
         self.task_spec = task_spec
-        self._workers = workers
+        self.events = events if events is not None else EventLog(task_spec.to_string())
+        # A local session (TensorFlow's DirectSession) feeds and fetches on its CPU:0.
+        client_device = None if server_config is not None else task_spec.merge_from(
+            DeviceSpec(device_type="CPU", device_index=0)).to_string()
+        self._cluster = Cluster(task_spec, workers, self.events, client_device)
         self._sessions = {}
         self._lock = threading.Lock()
-        self.events = events if events is not None else EventLog(task_spec.to_string())
-        self.steps_run = 0
         self._server_config = server_config
         self._collector = IdleCollector(self._sessions, self._lock, session_gc_seconds,
                                         MAX_REMOTE_SESSIONS, "session",
                                         "sessions of other processes", "master", self._close)
 
-    def devices(self, filters=()):
-        """Every device of the cluster that matches one of `filters` (all when there are
-        none); waits, as TensorFlow does, until each task that may match is up, so that a
-        between-graph worker filtered to "/job:ps" and itself never waits for the others."""
-        specs = [DeviceSpec.from_string(f) for f in filters]
-        devices = []
-        for worker in self._workers:
-            task = DeviceSpec.from_string(self._task_of(worker))
-            if specs and not any(_matches(spec, task, _TASK_FIELDS) for spec in specs):
-                continue
-            devices.extend(d for d in worker.list_devices()
-                           if not specs or any(_matches(spec, DeviceSpec.from_string(d.name),
-                                                        _DEVICE_FIELDS) for spec in specs))
-        return devices
-
     def list_devices(self, session_handle=""):
         """The devices a session may use (all, without a handle): TensorFlow's ListDevices."""
         if not session_handle:
-            return self.devices()
+            return self._cluster.devices()
         session = self._sessions.get(session_handle)
         if session is None:  # not AbortedError here, in TensorFlow's master
             raise InvalidArgumentError(None, None, f"Session {session_handle} is not found. "
                                        "Possibly, this master has restarted.")
-        return self.devices(session.device_filters)
-
-    def _task_of(self, worker):
-        """"/job:ps/replica:0/task:0": known without asking the task, which may be down."""
-        return worker.task if worker.remote else self.task_spec.to_string()
-
-    @property
-    def client_device(self):
-        """Where a local session (TensorFlow's DirectSession) feeds and fetches: its CPU:0;
-        None for a server's master, whose clients feed and fetch through transfers."""
-        if self._server_config is not None:
-            return None
-        return self.task_spec.merge_from(DeviceSpec(device_type="CPU", device_index=0)).to_string()
+        return self._cluster.devices(session.device_filters)
 
     def local_device_names(self):
-        return {name for worker in self._workers if not worker.remote for name in worker.devices}
+        """The names of this task's own devices."""
+        return set(self._cluster.own_worker.devices)
 
     def create_session(self, graph_def, config, remote=False):
         """A new session's handle; `remote`: its client is in another process."""
@@ -354,9 +451,10 @@ class Master:
         handle = f"{random.getrandbits(64):016x}"
         distributed = self._server_config is not None
         if remote or not distributed:
-            session = MasterSession(handle, self, config, remote, distributed=distributed)
+            session = MasterSession(handle, self._cluster, config, remote,
+                                    distributed=distributed)
         else:
-            session = MasterSession(handle, self, config,
+            session = MasterSession(handle, self._cluster, config,
                                     default_timeout_ms=self._server_config.operation_timeout_in_ms,
                                     timeout_message=_LOCAL_MASTER_TIMEOUT, distributed=True)
         session.extend(graph_def)
@@ -372,71 +470,16 @@ class Master:
     def extend_session(self, handle, graph_def):
         self.session(handle).extend(graph_def)
 
-    def run_step(self, handle, feeds, fetches, targets, options=None, run_metadata=None,
-                 started=None):
-        return self.session(handle).run(feeds, fetches, targets, options, run_metadata,
-                                        started)
+    def run_step(self, handle, feeds, fetches, targets, options=None, run_metadata=None):
+        """Runs one step of session `handle`; returns the fetched arrays."""
+        return self.session(handle).run(feeds, fetches, targets, options, run_metadata)
 
     def active_steps(self):
         return sum(len(session._active_steps) for session in list(self._sessions.values()))
 
-    def step_finished(self, session_handle, step, start, error=None):
-        """Counts a step that started at `start` (time.time()); publishes it if watched."""
-        with self._lock:
-            self.steps_run += 1
-        if not self.events.watching:
-            return
-        event = monitor_pb2.Event()
-        event.step.session_handle = session_handle
-        event.step.step_id = step.id
-        event.step.start_time = start
-        event.step.duration = time.time() - start
-        if error is not None:
-            event.step.error = f"{type(error).__name__}: {getattr(error, 'message', error)}"
-        if step.stats is not None:
-            step.stats.to_proto(event.step.step_stats)
-        self.events.publish(event)
-
-    def register_partitions(self, session_handle, partitions, config, library=()):
-        """Registers each task's share of the partitions, with the session's functions;
-        returns [(worker, graph handle)]."""
-        graphs = []
-        for worker in self._workers:
-            # Asks only the tasks that run something: another may be down (device_filters).
-            task = self._task_of(worker)
-            mine = {d: nodes for d, nodes in partitions.items()
-                    if d.rpartition("/device:")[0] == task}
-            if mine:
-                graphs.append((worker, worker.register_graph(session_handle, mine, config,
-                                                             library)))
-        return graphs
-
-    def run_graphs(self, graphs, step):
-        """Runs one step's graphs: remote ones as concurrent calls, the local one here."""
-        if len(graphs) == 1 and not graphs[0][0].remote:
-            worker, handle = graphs[0]
-            worker.run_graph(handle, step)
-            return
-        # A lone call needs no watching: nothing else of the step runs meanwhile.
-        watched = len(graphs) > 1
-        calls = [worker.start_graph(handle, step, watched) for worker, handle in graphs
-                 if worker.remote]
-
-        def wait_for_calls():
-            while calls:
-                calls.pop().wait()  # bounded by the step's deadline: a stopped task cannot hold it
-
-        for worker, handle in graphs:
-            if not worker.remote:
-                try:
-                    # Waiting for the other tasks while this one's part runs wakes this
-                    # thread once at the end, not once per part.
-                    worker.run_graph(handle, step, meanwhile=wait_for_calls)
-                except Exception as err:  # the step keeps the first error; others follow
-                    step.abort(err)
-        wait_for_calls()
-        if step.error is not None:
-            raise step.error
+    @property
+    def steps_run(self):
+        return self._cluster.steps_run
 
     def close_session(self, handle):
         with self._lock:
@@ -448,7 +491,7 @@ class Master:
 
     def _close(self, session):
         session.cancel_steps()
-        for worker in self._workers:
+        for worker in self._cluster.workers:
             worker.deregister_session(session.handle)
 
     def _drop_all_sessions(self):
@@ -460,7 +503,7 @@ class Master:
 
     def reset(self, containers):
         """Frees the containers on every task and closes this master's sessions."""
-        for worker in self._workers:
+        for worker in self._cluster.workers:
             worker.reset(containers)
         self._drop_all_sessions()
 
@@ -468,7 +511,7 @@ class Master:
         """Closes every session (cancelling their steps), the workers, then the event log."""
         self._collector.stop()
         self._drop_all_sessions()
-        for worker in self._workers:
+        for worker in self._cluster.workers:
             worker.close()
         self.events.close()
 

@@ -121,10 +121,9 @@ class Worker:
     own master are that master's to deregister.
     """
 
-    remote = False
-
     def __init__(self, devices, blas_threads, peers=None, graph_gc_seconds=0.0):
         self.devices = {d.name: d for d in devices}
+        self.task = next(iter(self.devices)).rpartition("/device:")[0]
         self._graphs = {}
         # A session's state lives as long as one of its graphs (or steps) holds it.
         self._sessions = weakref.WeakValueDictionary()
@@ -167,12 +166,26 @@ class Worker:
                                            feeds, remote))
         return handle
 
-    def run_graph(self, graph_handle, step, meanwhile=None):
-        """Runs every partition of a registered graph for one step; raises its first error.
-        `meanwhile()` runs once they have started (see Executor.run)."""
-        if self._rendezvous is None:
-            _run_executors(self._graph(graph_handle).executors, step, meanwhile)
-            return
+    def start_graph(self, graph_handle, step, alone=True):
+        """Starts one step of a registered graph here and runs it on this thread as far
+        as it goes; returns the call, whose `wait()` returns once it has ended here.
+        Nothing raises: what fails, fails the step (Step.abort), where its master finds
+        it. `alone` (no other task runs a part of the step) matters only to calls that
+        cross to another process (RemoteWorker)."""
+        try:
+            if self._rendezvous is None:  # a local session's task: all of the step is here
+                return _GraphRun(step, self._graph(graph_handle).executors)
+            graph = self._admit(graph_handle, step)
+        except Exception as err:
+            step.abort(err)
+            return _GraphRun(step)
+        step.outbound = _Outbound(self, graph.options)
+        step.rendezvous = self._rendezvous.start(step.id)
+        return _GraphRun(step, graph.executors, lambda: self._end(graph, step))
+
+    def _admit(self, graph_handle, step):
+        """The graph that `step` runs here, once the step is known to be its master's and
+        entered in the running table (from where a cleanup aborts it)."""
         with self._lock:  # from the lookup on, the graph is not collected
             graph = self._graph(graph_handle)
             missing = graph.feeds.difference(step.feeds)
@@ -186,21 +199,20 @@ class Worker:
             if step.id in self._running:  # shares no rendezvous with another master's step
                 raise AlreadyExistsError(None, None, f"Step {step.id} is already running on "
                                          "this task")
-            self._running[step.id] = (graph_handle, step)  # from here on, a cleanup aborts it
+            self._running[step.id] = (graph_handle, step)
             graph.steps += 1
             self.graphs_run += 1
-        step.outbound = _Outbound(self, graph.options)
-        try:
-            step.rendezvous = self._rendezvous.start(step.id)
-            _run_executors(graph.executors, step, meanwhile)
-            if not step.succeed():  # cleaned up as it ended: what it dequeued went back
-                raise step.error
-        finally:
-            with self._lock:
-                self._running.pop(step.id, None)
-                graph.steps -= 1
-                graph.last_used = time.monotonic()
-            self._rendezvous.finish(step.id)
+        return graph
+
+    def _end(self, graph, step):
+        """Ends a step here: well (Step.succeed) while a cleanup could still abort it, so
+        that what it dequeued either goes back or is its master's; then forgets it."""
+        step.succeed()
+        with self._lock:
+            self._running.pop(step.id, None)
+            graph.steps -= 1
+            graph.last_used = time.monotonic()
+        self._rendezvous.finish(step.id)
 
     def _graph(self, handle):
         graph = self._graphs.get(handle)
@@ -266,20 +278,26 @@ def _wire_bytes(value, float_type):
     return nbytes
 
 
-def _run_executors(executors, step, meanwhile):
-    if len(executors) == 1:
-        executors[0].run(step, meanwhile)
-        return
-    futures = [ex.device.blocking_pool.submit(ex.run, step) for ex in executors[1:]]
-    first_error = None
-    try:
-        executors[0].run(step, meanwhile)
-    except Exception as err:
-        first_error = err
-    for future in futures:
-        try:
-            future.result()
-        except Exception as err:
-            first_error = first_error or err
-    if first_error is not None:
-        raise step.error or first_error
+class _GraphRun:
+    """A step of a registered graph on this task, started (Worker.start_graph): the first
+    partition runs on the starting thread as far as it goes, the others on their devices'
+    pools. `wait()` waits for them all, records what failed in the step, then runs `end`."""
+
+    __slots__ = ("_step", "_waits", "_end")
+
+    def __init__(self, step, executors=(), end=None):
+        self._step = step
+        self._end = end
+        waits = [ex.device.blocking_pool.submit(ex.run, step).result for ex in executors[1:]]
+        if executors:
+            waits.insert(0, executors[0].start(step).wait)
+        self._waits = waits
+
+    def wait(self):
+        for wait in self._waits:
+            try:
+                wait()
+            except Exception as err:  # the step keeps the first error; others follow it
+                self._step.abort(err)
+        if self._end is not None:
+            self._end()

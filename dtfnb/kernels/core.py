@@ -56,10 +56,8 @@ def _feed(ctx, step):
 @register_kernel("_Fetch")
 def _fetch(ctx, step, value):
     value = value_of(value)
-    if getattr(value, "ndim", None) == 0:
-        value = value[()]
-    elif step.copy_fetches and hasattr(value, "copy"):
-        value = value.copy()
+    if step.copy_fetches and hasattr(value, "copy"):
+        value = value.copy()  # the user's to change: it must not alias a variable
     step.fetched[ctx.attrs["index"]] = value
 
 

@@ -118,31 +118,25 @@ class Executor:
         self._untraced = _Schedule(self._plan, pending, slots, constants)
         self._traced = _Schedule(self._plan, pending, slots) if constants else self._untraced
 
-    def run(self, step, meanwhile=None):
-        """Runs the partition to completion; raises the step's first error.
-
-        `meanwhile()` runs on this thread once the partition has started, before
-        waiting for the rest of it (a master waits for other tasks there, so that
-        its thread wakes once, when both are done, rather than once for each).
-        """
+    def start(self, step):
+        """Starts the partition for `step` and runs it on this thread as far as it goes;
+        returns the run, whose `wait()` waits for the rest and raises the step's first
+        error. Starting every part of a step before waiting for any lets a caller wait
+        once, at the end, rather than once per part."""
         if self._frames is not None:
             run = _FrameRun(self, step)
-            run.start()
-            if meanwhile is not None:
-                meanwhile()
-            return run.wait()
-        schedule = self._untraced if step.stats is None else self._traced
-        if schedule.sequence is not None:
-            try:
-                return self._run_in_sequence(step, schedule)
-            finally:
-                if meanwhile is not None:
-                    meanwhile()
-        run = _Run(self, step, schedule)
+        else:
+            schedule = self._untraced if step.stats is None else self._traced
+            if schedule.sequence is not None:
+                self._run_in_sequence(step, schedule)
+                return _Ended(step)
+            run = _Run(self, step, schedule)
         run.start()
-        if meanwhile is not None:
-            meanwhile()
-        return run.wait()
+        return run
+
+    def run(self, step):
+        """Runs the partition to completion; raises the step's first error."""
+        self.start(step).wait()
 
     def _run_in_sequence(self, step, schedule):
         slots = list(schedule.slots)
@@ -159,8 +153,19 @@ class Executor:
         except BaseException as exc:  # every failure aborts the step, never a hang
             step.abort(_as_op_error(exc, node.ctx.attrs.get("source_node", node.name)))
         step.flush()
-        if step.error is not None:
-            raise step.error
+
+
+class _Ended:
+    """A run that ended on the thread that started it."""
+
+    __slots__ = ("step",)
+
+    def __init__(self, step):
+        self.step = step
+
+    def wait(self):
+        if self.step.error is not None:
+            raise self.step.error
 
 
 def _execute(node, step, slots, stats):

@@ -10,7 +10,8 @@ import threading
 
 from dtfnb.base.device_spec import DeviceSpec
 from dtfnb.base.errors import CancelledError, DeadlineExceededError, OpError, UnavailableError
-from dtfnb.distributed_runtime.transport import rpc, shm, streams, unix, wire
+from dtfnb.distributed_runtime.transport import shm, streams, unix, wire
+from dtfnb.distributed_runtime.transport.channel import open_channel
 from dtfnb.distributed_runtime.worker import TransferOptions
 from dtfnb.protos import graph_pb2, master_pb2, worker_pb2
 from dtfnb.runtime.step import GRACE_SECONDS, deadline_seconds
@@ -18,11 +19,6 @@ from dtfnb.runtime.step import GRACE_SECONDS, deadline_seconds
 log = logging.getLogger("dtfnb.distributed_runtime")
 
 _WAIT_LOG_EVERY = 10   # seconds between "still waiting" lines while a task is not up
-
-
-def _fetched(value):
-    """A fetched 0-d tensor is a numpy scalar (np.float32(4.0)), as TensorFlow gives it."""
-    return value[()] if getattr(value, "ndim", None) == 0 else value
 
 
 class RemoteDevice:
@@ -46,8 +42,8 @@ class _Connection:
     def __init__(self, address, security, where):
         self.address = address
         self.where = where
-        self._grpc = rpc.GrpcChannel(address, security, where)
-        self._token = security.token
+        self._grpc = open_channel(f"grpc://{address}", security, where)
+        self._security = security
         self.channel = self._grpc
         self._status = None
         self._status_lock = threading.Lock()
@@ -88,13 +84,14 @@ class _Connection:
         return self._status
 
     def _same_host_channel(self, status):
-        """A UnixChannel to the task if it is on this host and serves one, else None."""
+        """A channel over the task's Unix socket if it is on this host and serves one,
+        else None."""
         host = shm.local_peer().host_id
         if not (unix.enabled() and status.local_socket and host
                 and status.peer.host_id == host):
             return None
         try:
-            return unix.UnixChannel(status.local_socket, self._token, self.where)
+            return open_channel(f"unix://{status.local_socket}", self._security, self.where)
         except OpError as err:   # not this user's task, say: gRPC still reaches it
             log.info("Calling %s over gRPC: %s", self.where, err.message)
             return None
@@ -120,8 +117,6 @@ class _Connection:
 
 class RemoteWorker(_Connection):
     """A worker in another task, with the methods of the in-process Worker."""
-
-    remote = True
 
     def __init__(self, task, address, security):
         super().__init__(address, security, f"{task} at {address}")
@@ -153,9 +148,10 @@ class RemoteWorker(_Connection):
         self._graphs[response.graph_handle] = (session_handle, feeds, TransferOptions(config))
         return response.graph_handle
 
-    def start_graph(self, graph_handle, step, watched=True):
-        """Starts the graph's RunGraph for `step`; returns the call, to `wait()` on."""
-        return _GraphCall(self, graph_handle, step, watched)
+    def start_graph(self, graph_handle, step, alone=True):
+        """Starts the graph's RunGraph for `step`; returns the call, to `wait()` on.
+        `alone`: nothing else of the step runs meanwhile (see _GraphCall)."""
+        return _GraphCall(self, graph_handle, step, watched=not alone)
 
     def cleanup(self, step_id, graph_handle, error):
         """Tells the task that a step of the graph failed elsewhere (no reply awaited)."""
@@ -260,7 +256,7 @@ class _GraphCall:
             self._incoming = wire.Incoming(payload, self._worker.channel.peer_pid,
                                            writable=True, reply=True)
             for tensor in response.recv:
-                step.fetched[int(tensor.name)] = _fetched(self._incoming.value(tensor))
+                step.fetched[int(tensor.name)] = self._incoming.value(tensor)
             if step.stats is not None:
                 step.stats.add_proto(response.step_stats)
         except Exception as err:  # a malformed reply fails the step, never the caller
@@ -424,7 +420,7 @@ class RemoteMaster(_Connection):
             timeout=None if limit is None else limit + 2 * GRACE_SECONDS)
         shm.block_pool().give_back(self.channel.peer_pid, response.released)
         incoming = wire.Incoming(payload, self.channel.peer_pid, writable=True, reply=True)
-        values = [_fetched(incoming.value(tensor)) for tensor in response.tensor]
+        values = [incoming.value(tensor) for tensor in response.tensor]
         self.fetch_streams(incoming)
         if run_metadata is not None:
             run_metadata.CopyFrom(response.metadata)  # each run replaces it, as in TF

@@ -15,6 +15,7 @@ import grpc
 
 from dtfnb.base import errors
 from dtfnb.distributed_runtime.transport import wire
+from dtfnb.distributed_runtime.transport.channel import Channel, register
 from dtfnb.runtime.step import TIMEOUT_MESSAGE
 
 _ERROR_MARK = "dtfnb-error"
@@ -179,9 +180,8 @@ def as_op_error(err, where):
     return errors.UnavailableError(None, None, f"{where} is unavailable: {details}")
 
 
-class GrpcChannel:
-    """Calls to one task's services over gRPC. Every failure is an OpError naming `where`;
-    unix.UnixChannel has the same methods."""
+class GrpcChannel(Channel):
+    """Calls to one task's services over gRPC, the "grpc" backend of channel.Channel."""
 
     # No process is known at the other end (it may be on any host), so nothing it sends
     # may name shared memory.
@@ -206,7 +206,8 @@ class GrpcChannel:
         return method
 
     def call(self, method, data, timeout=None, wait_for_ready=None):
-        """One unary call; returns the reply's bytes."""
+        """One unary call; returns the reply's bytes. `wait_for_ready`: wait for the task
+        to come up rather than fail at once (gRPC's own option)."""
         try:
             return self._method(method)(data, timeout=timeout, metadata=self._metadata,
                                         wait_for_ready=wait_for_ready)
@@ -252,6 +253,9 @@ class GrpcChannel:
 
     def close(self):
         self._channel.close()
+
+
+register("grpc", GrpcChannel)
 
 
 class _ClientStream:

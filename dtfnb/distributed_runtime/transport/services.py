@@ -70,7 +70,9 @@ class WorkerServicer:
         step.copy_fetches = False  # encoding them copies anyway
         with _Cancellation(context, "The master cancelled the step") as cancellation:
             cancellation.started(step)
-            self._worker.run_graph(request.graph_handle, step)
+            self._worker.start_graph(request.graph_handle, step).wait()
+        if step.error is not None:
+            raise step.error
         response = worker_pb2.RunGraphResponse(
             released=wire.released.take((context.peer_pid, request.peer.instance)))
         out = wire.Outgoing(context.peer_pid if request.accept_shared else None,
@@ -182,9 +184,10 @@ class MasterServicer:
         options = request.options if request.HasField("options") else None
         metadata = config_pb2.RunMetadata() if request.want_metadata else None
         with _Cancellation(context, "The client cancelled the step") as cancellation:
-            values = self._master.run_step(request.session_handle, feeds, list(request.fetch),
-                                           list(request.target), options, metadata,
-                                           cancellation.started)
+            prepared = self._master.session(request.session_handle).prepare(
+                feeds, list(request.fetch), list(request.target), options, metadata)
+            cancellation.started(prepared.step)
+            values = prepared.run()
         response = master_pb2.RunStepResponse(
             released=wire.released.take((context.peer_pid, request.peer.instance)))
         out = wire.Outgoing(context.peer_pid if request.accept_shared else None,

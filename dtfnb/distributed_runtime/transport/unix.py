@@ -37,6 +37,7 @@ import numpy as np
 
 from dtfnb.base import errors
 from dtfnb.distributed_runtime.transport import wire
+from dtfnb.distributed_runtime.transport.channel import Channel, register
 from dtfnb.protos import wire_pb2
 from dtfnb.runtime.step import TIMEOUT_MESSAGE
 
@@ -255,8 +256,8 @@ def _error_from(body):
 
 # The client side.
 
-class UnixChannel:
-    """Calls to one task over its Unix socket, with the methods of rpc.GrpcChannel.
+class UnixChannel(Channel):
+    """Calls to one task over its Unix socket, the "unix" backend of channel.Channel.
 
     Raises UnavailableError when the task cannot be reached; after a task restarts
     at the same address, the next call connects again."""
@@ -378,6 +379,9 @@ class UnixChannel:
 
     def close(self):
         self._link.close()
+
+
+register("unix", lambda name, security, where: UnixChannel(name, security.token, where))
 
 
 class _ClientLink(_Link):
