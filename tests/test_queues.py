@@ -521,7 +521,7 @@ def test_a_waiting_dequeue_many_is_woken_when_served_not_for_every_item():
 
 def test_an_enqueue_many_that_times_out_or_is_cancelled_keeps_what_it_enqueued():
     """As in TensorFlow: the elements that fit stay in the queue, so a producer that
-    retries the whole batch enqueues them twice (README: enqueue batches that fit)."""
+    retries the whole batch enqueues them twice (docs/reliability.md: enqueue batches that fit)."""
     queue = tf.FIFOQueue(2, tf.int32, shapes=[()])
     enqueue = queue.enqueue_many([[1, 2, 3, 4, 5]])
     with tf.Session() as sess:

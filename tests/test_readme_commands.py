@@ -1,14 +1,18 @@
 """The README's two commands, from a fresh clone: `make lab` sets everything up and serves
 JupyterLab with the dtfnb panel; `make test` sets up, lints and collects the whole suite.
+And what else the README promises: its example runs, and its links and the docs' lead
+somewhere.
 
 The test command only collects here (`--collect-only`): running the suite inside
 itself would double CI's time, and this very run is the suite.
 """
 
 import os
+import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -86,3 +90,41 @@ def test_make_test_sets_up_lints_and_collects_the_suite_and_the_notebooks(clone)
     # `make test`'s -q and PYTEST_ADDOPTS's -q list each file with its count of tests
     assert "tests/test_session.py: " in done.stdout
     assert "notebooks/01_devices_on_one_machine.ipynb: " in done.stdout
+
+
+def test_the_readme_example_runs_and_prints_what_it_says():
+    readme = (ROOT / "README.md").read_text()
+    [example] = [block for block in re.findall(r"```python\n(.*?)```", readme, re.S)
+                 if "ClusterSpec" in block]
+    for address, free in zip(sorted(set(re.findall(r"127\.0\.0\.1:\d+", example))),
+                             local_addresses(3), strict=True):
+        example = example.replace(address, free)
+    done = subprocess.run([sys.executable, "-c", example], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == re.findall(r"print\(.*# (\S+)", example)
+
+
+def _prose(markdown):
+    """The text outside code, where a link is a link."""
+    return re.sub(r"`[^`\n]*`", "", re.sub(r"```.*?```", "", markdown, flags=re.S))
+
+
+def _anchors(page):
+    """GitHub's ids for the headings of a page."""
+    return {re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
+            for title in re.findall(r"^#+ (.*)$", _prose(page.read_text()), re.M)}
+
+
+def test_relative_links_in_the_readme_and_the_docs_lead_to_what_exists():
+    pages = [ROOT / "README.md", ROOT / "notebooks/README.md", *(ROOT / "docs").glob("*.md")]
+    broken = []
+    for page in pages:
+        for target in re.findall(r"\]\(([^)\s]+)\)", _prose(page.read_text())):
+            if re.match(r"[a-z]+:", target):   # https:, mailto:
+                continue
+            path, _, anchor = target.partition("#")
+            linked = (page.parent / path).resolve() if path else page
+            if not linked.exists() or anchor and anchor not in _anchors(linked):
+                broken.append(f"{page.relative_to(ROOT)}: {target}")
+    assert not broken, broken
