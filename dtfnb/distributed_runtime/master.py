@@ -25,6 +25,7 @@ from dtfnb.base.errors import (
     InvalidArgumentError,
 )
 from dtfnb.distributed_runtime.collector import IdleCollector
+from dtfnb.distributed_runtime.interfaces import MasterInterface
 from dtfnb.protos import config_pb2, graph_pb2, monitor_pb2
 from dtfnb.runtime import partition as partitioning
 from dtfnb.runtime.events import EventLog
@@ -277,11 +278,11 @@ class MasterSession:
 
     def run(self, feeds, fetches, targets, options=None, run_metadata=None):
         """Runs one step: `feeds` maps tensor names to arrays; returns the fetched arrays."""
-        return self.prepare(feeds, fetches, targets, options, run_metadata).run()
+        return self.run_prepared(self.prepare(feeds, fetches, targets, options, run_metadata))
 
     def prepare(self, feeds, fetches, targets, options=None, run_metadata=None):
-        """The step that `run` would run, planned but not started: its caller may cancel
-        it (`.step`) before and while it runs (`.run()`)."""
+        """The step that `run` would run, planned but not started, for `run_prepared`:
+        its caller may cancel it (`.step`) before and while it runs."""
         inter_op_pool = self._inter_op_pool(options)
         plan = self._plan(tuple(feeds), tuple(fetches), tuple(targets))
         timeout = (options.timeout_in_ms if options is not None and options.timeout_in_ms
@@ -291,10 +292,13 @@ class MasterSession:
         costing = run_metadata is not None and self._builds_cost_model(plan)
         step = Step(timeout, feeds, StepStatsCollector() if tracing or costing else None)
         step.inter_op_pool = inter_op_pool
-        return _PreparedStep(self, plan, step, options, run_metadata, tracing, costing)
+        return PreparedStep(plan, step, options, run_metadata, tracing, costing)
 
-    def _run(self, plan, step):
-        """Runs `step` of `plan` on its workers; raises its first error."""
+    def run_prepared(self, prepared):
+        """Runs a step made by `prepare` on its workers: starts every task's part (the
+        other tasks' first), then waits for each. Returns the fetched values, in the
+        order of the fetches; raises the step's first error."""
+        plan, step = prepared.plan, prepared.step
         start, error = time.time(), None
         # Added, then checked against cancel_steps, which marks first, then lists: a step
         # that starts as the session closes is either cancelled there or refused here.
@@ -321,6 +325,9 @@ class MasterSession:
             self._active_steps.discard(step)
             self._cluster.step_ran()
             self._publish_step(step, start, error)
+        if prepared.run_metadata is not None:
+            self._describe(prepared)
+        return [step.fetched[i] for i in range(plan.num_fetches)]
 
     def _publish_step(self, step, start, error):
         """Publishes a step that started at `start` (time.time()), if someone watches."""
@@ -338,16 +345,17 @@ class MasterSession:
             step.stats.to_proto(event.step.step_stats)
         events.publish(event)
 
-    def _describe(self, plan, step, options, run_metadata, tracing, costing):
-        """Fills `run_metadata` for a step that ran: it describes this run only, as
+    def _describe(self, prepared):
+        """Fills the RunMetadata of a step that ran: it describes this run only, as
         TensorFlow's."""
+        run_metadata, stats = prepared.run_metadata, prepared.step.stats
         run_metadata.Clear()
-        if tracing:
-            step.stats.to_proto(run_metadata.step_stats)
-        if costing:
-            cost_graph(plan.partitions, step.stats.to_proto(), run_metadata.cost_graph)
-        if options is not None and options.output_partition_graphs:
-            for device, nodes in sorted(plan.partitions.items()):
+        if prepared.tracing:
+            stats.to_proto(run_metadata.step_stats)
+        if prepared.costing:
+            cost_graph(prepared.plan.partitions, stats.to_proto(), run_metadata.cost_graph)
+        if prepared.options is not None and prepared.options.output_partition_graphs:
+            for device, nodes in sorted(prepared.plan.partitions.items()):
                 graph = run_metadata.partition_graphs.add(versions=self._versions)
                 graph.node.extend(n.to_node_def(device) for n in nodes)
 
@@ -367,32 +375,22 @@ class MasterSession:
                                        "`Session::Close()`."))
 
 
-class _PreparedStep:
-    """A step of a session, planned and made but not started (MasterSession.prepare)."""
+class PreparedStep:
+    """A step of a session, planned and made but not started (MasterSession.prepare):
+    what `run_prepared` needs, and the `step`, for its caller to cancel."""
 
-    __slots__ = ("_session", "_plan", "step", "_options", "_run_metadata", "_tracing",
-                 "_costing")
+    __slots__ = ("plan", "step", "options", "run_metadata", "tracing", "costing")
 
-    def __init__(self, session, plan, step, options, run_metadata, tracing, costing):
-        self._session = session
-        self._plan = plan
+    def __init__(self, plan, step, options, run_metadata, tracing, costing):
+        self.plan = plan
         self.step = step
-        self._options = options
-        self._run_metadata = run_metadata
-        self._tracing = tracing
-        self._costing = costing
-
-    def run(self):
-        """Runs the step; returns the fetched values, in the order of the fetches."""
-        session, plan, step = self._session, self._plan, self.step
-        session._run(plan, step)
-        if self._run_metadata is not None:
-            session._describe(plan, step, self._options, self._run_metadata, self._tracing,
-                              self._costing)
-        return [step.fetched[i] for i in range(plan.num_fetches)]
+        self.options = options
+        self.run_metadata = run_metadata
+        self.tracing = tracing
+        self.costing = costing
 
 
-class Master:
+class Master(MasterInterface):
     """The master service of one task: creates sessions and closes them; each session
     runs its own steps (MasterSession) over the task's view of its cluster.
 

@@ -16,6 +16,7 @@ from dtfnb.base.errors import (
     InvalidArgumentError,
 )
 from dtfnb.distributed_runtime.collector import IdleCollector
+from dtfnb.distributed_runtime.interfaces import WorkerInterface
 from dtfnb.runtime.executor import Executor, SessionState
 from dtfnb.runtime.functions import FunctionLibrary
 from dtfnb.runtime.rendezvous import RendezvousTable
@@ -102,8 +103,14 @@ class _Graph:
             del self.cancelled[next(iter(self.cancelled))]
 
 
-class Worker:
-    """The worker service of one task; the gRPC servicer adapts the same methods.
+class Worker(WorkerInterface):
+    """The worker service of one task: registers the partitions a master sends it and
+    runs them, one step at a time each, on the task's devices. The servicers of
+    transport/services.py adapt the same methods for masters in other processes.
+
+        worker = Worker(create_devices(config, "localhost", 0, 1, events), 1)
+        handle = worker.register_graph(session_handle, {device_name: nodes}, config)
+        worker.start_graph(handle, Step()).wait()   # a failure is in the step's error
 
     `peers`, given to a task of a cluster, carries tensors to other tasks
     (`peers.push(step_id, [(device, key, value)], options)`); steps then take their

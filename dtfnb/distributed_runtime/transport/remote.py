@@ -10,6 +10,7 @@ import threading
 
 from dtfnb.base.device_spec import DeviceSpec
 from dtfnb.base.errors import CancelledError, DeadlineExceededError, OpError, UnavailableError
+from dtfnb.distributed_runtime.interfaces import MasterInterface, WorkerInterface
 from dtfnb.distributed_runtime.transport import shm, streams, unix, wire
 from dtfnb.distributed_runtime.transport.channel import open_channel
 from dtfnb.distributed_runtime.worker import TransferOptions
@@ -115,7 +116,7 @@ class _Connection:
         self._grpc.close()
 
 
-class RemoteWorker(_Connection):
+class RemoteWorker(_Connection, WorkerInterface):
     """A worker in another task, with the methods of the in-process Worker."""
 
     def __init__(self, task, address, security):
@@ -367,7 +368,7 @@ class Peers:
             worker.close()
 
 
-class RemoteMaster(_Connection):
+class RemoteMaster(_Connection, MasterInterface):
     """A master in another process, for `tf.Session("grpc://host:port")`."""
 
     def __init__(self, address, security):

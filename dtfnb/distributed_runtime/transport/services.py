@@ -184,10 +184,11 @@ class MasterServicer:
         options = request.options if request.HasField("options") else None
         metadata = config_pb2.RunMetadata() if request.want_metadata else None
         with _Cancellation(context, "The client cancelled the step") as cancellation:
-            prepared = self._master.session(request.session_handle).prepare(
-                feeds, list(request.fetch), list(request.target), options, metadata)
+            session = self._master.session(request.session_handle)
+            prepared = session.prepare(feeds, list(request.fetch), list(request.target),
+                                       options, metadata)
             cancellation.started(prepared.step)
-            values = prepared.run()
+            values = session.run_prepared(prepared)
         response = master_pb2.RunStepResponse(
             released=wire.released.take((context.peer_pid, request.peer.instance)))
         out = wire.Outgoing(context.peer_pid if request.accept_shared else None,
