@@ -78,6 +78,31 @@ def _connect(target, config):
 
 
 class BaseSession:
+    """What Session and InteractiveSession share: a graph, a master, and `run`.
+
+    A session connects a client graph to a master: the in-process one for
+    `target=""`, a server of this process, or a task at `grpc://host:port`. The
+    graph crosses to the master as a GraphDef, only the part added since the last
+    `run`, and the master places, partitions and runs it. Variables, queues and
+    readers live in the tasks, not in the session, so they outlive it there.
+
+    Use `tf.Session` (a context manager) or `tf.InteractiveSession`; this base
+    class is what they have in common:
+
+    ```python
+    a = tf.constant(3.0)
+    b = tf.placeholder(tf.float32)
+    sess = tf.Session()              # or tf.Session("grpc://localhost:2222")
+    print(sess.run(a * b, feed_dict={b: 2.0}))   # 6.0
+    print(sess.run({"a": a, "pair": (a, a)}))    # fetches keep their structure
+    sess.close()
+    ```
+
+    Args:
+      target: "" for an in-process master, or "grpc://host:port" of a task.
+      graph: the graph to run (default: the default graph).
+      config: a ConfigProto (device counts, placement logging, timeouts...).
+    """
     def __init__(self, target="", graph=None, config=None):
         if graph is None:
             graph = get_default_graph()
@@ -468,7 +493,17 @@ class Session(BaseSession):
 
     `with Session() as sess:` makes it the default session and its graph the default
     graph, and closes it at the end; it cannot be entered again inside (use
-    `sess.as_default()` for that)."""
+    `sess.as_default()` for that).
+
+    ```python
+    x = tf.Variable(1.0)
+    step = x.assign_add(1.0)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(step)
+        print(x.eval())              # 2.0: the session is the default one here
+    ```
+    """
 
     def __init__(self, target="", graph=None, config=None):
         super().__init__(target, graph, config)
@@ -493,7 +528,15 @@ class Session(BaseSession):
 
 
 class InteractiveSession(BaseSession):
-    """A session that makes itself the default session on creation (for shells, notebooks)."""
+    """A session that makes itself the default session on creation (for shells, notebooks).
+
+    ```python
+    sess = tf.InteractiveSession()
+    c = tf.constant([1.0, 2.0])
+    print((c * 2).eval())            # no `with` block needed
+    sess.close()
+    ```
+    """
 
     def __init__(self, target="", graph=None, config=None):
         if config is None:

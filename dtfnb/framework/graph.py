@@ -35,7 +35,26 @@ def _stack(field):
 
 
 class Graph:
-    """A TensorFlow 1 computation graph."""
+    """A TensorFlow 1 computation graph: the operations built by `tf.*` calls.
+
+    Ops are added to the default graph (one per thread, created on first use)
+    unless another is made the default with `as_default()`. Every op goes through
+    `create_op`, which gives it a unique name in the current name scope and applies
+    the device, colocation, control-dependency and container blocks open around it.
+    A session sends the graph to its master as a GraphDef (`as_graph_def`).
+
+    ```python
+    g = tf.Graph()
+    with g.as_default(), g.device("/cpu:0"):
+        with tf.name_scope("layer"):
+            w = tf.constant([[1.0, 2.0]], name="w")
+            y = tf.matmul(w, w, transpose_b=True)
+    print(y.name, y.op.device)       # layer/MatMul:0 /device:CPU:0
+    print([op.name for op in g.get_operations()])
+    with tf.Session(graph=g) as sess:
+        print(sess.run(y))           # [[5.]]
+    ```
+    """
 
     _device_stack = _stack("device")
     _colocation_stack = _stack("colocation")

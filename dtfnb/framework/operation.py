@@ -14,6 +14,17 @@ class Operation:
     """A node: its type, inputs, control inputs, attrs, requested device and outputs.
 
     Create ops through `Graph.create_op` (or the `tf.*` builders), never directly.
+    Running an op (`sess.run(op)`) runs it for its effect and fetches nothing.
+
+    ```python
+    v = tf.Variable(0, name="v")
+    inc = tf.assign_add(v, 1).op
+    print(inc.type, [t.name for t in inc.inputs], inc.outputs)
+    print(inc.get_attr("T"))         # <dtype: 'int32'>
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        sess.run(inc)                # None: an op is a target, not a value
+    ```
     """
 
     def __init__(self, graph, op_type, name, inputs, output_dtypes, attrs, control_inputs):

@@ -16,7 +16,21 @@ _OPERATOR_NAMES = (
 
 
 class Tensor:
-    """The `value_index`-th output of `op`; evaluated by a Session."""
+    """The `value_index`-th output of `op`; evaluated by a Session.
+
+    A Tensor holds no value: it names one output of an op in a graph, with its
+    static dtype and (possibly partial) shape. Operators (`+`, `*`, `[...]`) build
+    new ops.
+
+    ```python
+    x = tf.placeholder(tf.float32, shape=[None, 3], name="x")
+    y = tf.reduce_sum(x * 2.0, axis=1)
+    print(y.name, y.dtype, y.shape)  # Sum:0 <dtype: 'float32'> (?,)
+    with tf.Session() as sess:
+        print(sess.run(y, {x: [[1, 2, 3]]}))       # [12.]
+        print(y.eval({x: [[0, 0, 1]]}))           # [2.], in the default session
+    ```
+    """
 
     __slots__ = ("_op", "_value_index", "_dtype", "_shape", "_consumers", "__weakref__")
 

@@ -11,6 +11,25 @@ _REF_INPUT_OPS = set()
 
 
 class KernelDef:
+    """One kernel in the table: its function, the attr values it accepts, and how it runs.
+
+    `register_kernel` makes them; the executor takes `fn` and whether it is
+    `blocking` (waits on a resource: runs on the device's blocking pool) or
+    `expensive` (may run on the inter-op pool beside other work), and the placer asks
+    `has_kernel` which device types can run a node.
+
+    ```python
+    from dtfnb.base import dtypes
+    from dtfnb.kernels.registry import find_kernel, register_kernel
+
+    @register_kernel("MyCube", device="CPU", constraints={"T": [dtypes.float32]})
+    def _my_cube(ctx, step, x):       # ctx.xp is numpy or cupy, as the device's
+        return x ** 3
+
+    kernel = find_kernel("MyCube", "CPU", {"T": dtypes.float32})
+    print(kernel.fn(None, None, 2.0), kernel.blocking)   # 8.0 False
+    ```
+    """
     __slots__ = ("fn", "constraints", "blocking", "expensive")
 
     def __init__(self, fn, constraints, blocking, expensive):

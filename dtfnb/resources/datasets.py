@@ -344,7 +344,16 @@ _NOT_INITIALIZED = (
 
 
 class IteratorResource:
-    """An iterator over a dataset, advanced by IteratorGetNext; (re)set by MakeIterator."""
+    """An iterator over a dataset, advanced by IteratorGetNext; (re)set by MakeIterator.
+
+    ```python
+    from dtfnb.resources.datasets import IteratorResource, Range
+
+    iterator = IteratorResource()
+    iterator.initialize(Range(0, 3, 1))  # what MakeIterator does
+    print(iterator.get_next())           # (array(0),); OutOfRangeError after the last
+    ```
+    """
 
     def __init__(self):
         self._elements = None

@@ -76,6 +76,24 @@ class FIFOQueue:
     `shapes` is a list of tuples (None for an unknown dimension), or empty when the
     components have no specified shapes. `on_change(queue)` is called, under the
     lock, whenever the size or the closed state changed.
+
+    The state behind `tf.FIFOQueue`: its kernels call these methods with their step,
+    and a blocked enqueue or dequeue waits under the step's deadline and
+    cancellation. Closed and empty, a dequeue raises OutOfRangeError.
+
+    ```python
+    import numpy as np
+    from dtfnb.base import dtypes
+    from dtfnb.resources.queues import FIFOQueue
+    from dtfnb.runtime.step import Step
+
+    step = Step()
+    queue = FIFOQueue("q", [dtypes.int32], [()], capacity=2)
+    queue.enqueue_many(step, [np.int32([1, 2])])
+    print(queue.size(), queue.dequeue(step))    # 2 (np.int32(1),)
+    queue.close(step)
+    print(queue.dequeue_many(step, 1))          # the rest; then OutOfRangeError
+    ```
     """
 
     kind = "FIFOQueue"  # how its messages name it

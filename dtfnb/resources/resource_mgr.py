@@ -23,7 +23,26 @@ def check_shared_name(name):
 
 
 class ResourceMgr:
-    """Holds resources by container; `cleanup(container)` drops a whole container."""
+    """Holds resources by container; `cleanup(container)` drops a whole container.
+
+    Each device has one. Stateful kernels (variables, queues, readers,
+    accumulators) find their resource by (container, shared_name), creating it on
+    first use, so every session and every task that names it shares it, and it
+    lives until its container is reset (`tf.Session.reset(target, [container])`).
+
+    ```python
+    import numpy as np
+    from dtfnb.base import dtypes
+    from dtfnb.resources.resource_mgr import ResourceMgr
+    from dtfnb.resources.variable import VariableResource
+
+    mgr = ResourceMgr()
+    w = mgr.lookup_or_create("", "w", lambda: VariableResource("w", dtypes.float32, (2,)))
+    assert mgr.lookup("", "w") is w      # what a second session's kernel finds
+    w.assign(np.zeros(2, np.float32))
+    mgr.cleanup("")                      # now lookup raises NotFoundError
+    ```
+    """
 
     def __init__(self):
         self._containers = {}

@@ -10,6 +10,23 @@ from dtfnb.base.errors import FailedPreconditionError, InvalidArgumentError
 
 
 class VariableResource:
+    """The value of one ref variable, held in its device's ResourceMgr.
+
+    `tf.Variable`'s VariableV2 op outputs this resource itself (a ref); Assign and
+    the update kernels replace `value`, and any other op reads it through
+    `value_of`. Reading one that was never assigned raises FailedPreconditionError.
+
+    ```python
+    import numpy as np
+    from dtfnb.base import dtypes
+    from dtfnb.resources.variable import VariableResource, value_of
+
+    w = VariableResource("w", dtypes.float32, (2,))
+    w.assign(np.zeros(2, np.float32))
+    w.update(lambda value: value + 1)    # what AssignAdd does, under the lock
+    print(value_of(w), w.initialized)    # [1. 1.] True
+    ```
+    """
     __slots__ = ("name", "dtype", "shape", "value", "lock", "__weakref__")
 
     def __init__(self, name, dtype, shape):

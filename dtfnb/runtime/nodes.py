@@ -9,7 +9,21 @@ OUTPUT_TYPES_ATTR = "_output_types"
 
 
 class Node:
-    """One node: `inputs` are (source node name, output index); attrs are Python values."""
+    """One node: `inputs` are (source node name, output index); attrs are Python values.
+
+    What the runtime sees of a NodeDef once decoded: placement, partitioning and the
+    executor work on lists of Nodes, never on a Python Graph.
+
+    ```python
+    from dtfnb.base import dtypes
+    from dtfnb.runtime.nodes import Node, node_from_node_def
+
+    node = Node("y", "Square", [("x", 0)], attrs={"T": dtypes.float32},
+                output_types=[dtypes.float32])
+    node_def = node.to_node_def(device="/job:localhost/replica:0/task:0/device:CPU:0")
+    print(node_from_node_def(node_def).inputs)          # [('x', 0)]
+    ```
+    """
 
     __slots__ = ("name", "op", "inputs", "control_inputs", "requested_device", "attrs",
                  "output_types")

@@ -9,6 +9,7 @@ _DIM = tensor_pb2.TensorShapeProto.Dim
 
 
 class DeviceStats:
+    """The nodes one device ran in a traced step: (name, start, end, thread, outputs)."""
     __slots__ = ("device", "records", "_lock")
 
     def __init__(self, device):
@@ -23,7 +24,20 @@ class DeviceStats:
 
 
 class StepStatsCollector:
-    """Collects what every executor of a step ran; converts to a StepStats proto."""
+    """Collects what every executor of a step ran; converts to a StepStats proto.
+
+    A run with `RunOptions(trace_level=FULL_TRACE)` gets one; its step stats come
+    back in `RunMetadata.step_stats`:
+
+    ```python
+    options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+    metadata = tf.RunMetadata()
+    with tf.Session() as sess:
+        sess.run(tf.reduce_sum(tf.ones([10])), options=options, run_metadata=metadata)
+    for device in metadata.step_stats.dev_stats:
+        print(device.device, [node.node_name for node in device.node_stats])
+    ```
+    """
 
     def __init__(self):
         self._devices = {}

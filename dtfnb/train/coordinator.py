@@ -13,7 +13,33 @@ class Coordinator:
 
     Any thread may `request_stop()`; the others poll `should_stop()`. An exception
     given to `request_stop` (other than the clean-stop types, OutOfRangeError by
-    default) is kept and re-raised by `join()`.
+    default) is kept and re-raised by `join()`. It is an event, a lock and a
+    saved exception: nothing of it runs in a task.
+
+    #### Usage:
+
+    ```python
+    coord = tf.train.Coordinator()
+
+    def work(coord):
+        try:
+            while not coord.should_stop():
+                ...                       # e.g. sess.run(enqueue_op)
+        except Exception as error:
+            coord.request_stop(error)     # join() re-raises it
+
+    threads = [threading.Thread(target=work, args=(coord,)) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    coord.request_stop()                  # from any thread, when done
+    coord.join(threads, stop_grace_period_secs=10)
+    ```
+
+    `with coord.stop_on_exception():` in a thread's body does the try/except above.
+
+    Args:
+      clean_stop_exception_types: the error types that stop the threads without
+        being re-raised by `join()` (default: `(tf.errors.OutOfRangeError,)`).
     """
 
     def __init__(self, clean_stop_exception_types=None):

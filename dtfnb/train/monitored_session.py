@@ -332,6 +332,18 @@ class MonitoredSession(_MonitoredSession):
     fetches and feeds added, hooks' `after_run`; on AbortedError or UnavailableError
     the session is recreated and the run retried. Closed: hooks' `end()` (not on
     error), the coordinator's threads are stopped and joined, the session closed.
+
+    ```python
+    global_step = tf.train.get_or_create_global_step()
+    train_op = tf.assign_add(global_step, 1)
+    hooks = [tf.train.StopAtStepHook(last_step=100)]
+    with tf.train.MonitoredSession(hooks=hooks) as sess:
+        while not sess.should_stop():
+            sess.run(train_op)
+    ```
+
+    `tf.train.MonitoredTrainingSession(master, is_chief, checkpoint_dir, hooks=...)`
+    builds one for a task of a cluster, with checkpoint and summary hooks.
     """
 
     def __init__(self, session_creator=None, hooks=None, stop_grace_period_secs=120):
