@@ -31,6 +31,7 @@ def string_scalar(value):
 
 
 class TensorSlices:
+    """TensorSliceDataset: one element per row of the components (all equally long)."""
     def __init__(self, components):
         sizes = {len(c) if np.ndim(c) else None for c in components}
         if len(sizes) != 1:
@@ -44,6 +45,7 @@ class TensorSlices:
 
 
 class Tensors:
+    """TensorDataset: the components as its single element."""
     def __init__(self, components):
         self.components = tuple(components)
 
@@ -52,6 +54,7 @@ class Tensors:
 
 
 class Range:
+    """RangeDataset: int64 scalars from `start` to `stop` by `step`."""
     def __init__(self, start, stop, step):
         if step == 0:
             raise InvalidArgumentError(None, None, "step must be a non-zero integer.")
@@ -62,6 +65,7 @@ class Range:
 
 
 class Zip:
+    """ZipDataset: elements of all datasets side by side, until the shortest ends."""
     def __init__(self, datasets):
         self.datasets = datasets
 
@@ -71,6 +75,7 @@ class Zip:
 
 
 class Concatenate:
+    """ConcatenateDataset: the elements of `first`, then those of `second`."""
     def __init__(self, first, second):
         self.first, self.second = first, second
 
@@ -79,6 +84,7 @@ class Concatenate:
 
 
 class Repeat:
+    """RepeatDataset: `count` passes over the dataset (count < 0: forever)."""
     def __init__(self, dataset, count):
         self.dataset, self.count = dataset, int(count)
 
@@ -94,6 +100,7 @@ class Repeat:
 
 
 class Skip:
+    """SkipDataset: all but the first `count` elements (count < 0: none)."""
     def __init__(self, dataset, count):
         self.dataset, self.count = dataset, int(count)
 
@@ -104,6 +111,7 @@ class Skip:
 
 
 class Take:
+    """TakeDataset: the first `count` elements (count < 0: all)."""
     def __init__(self, dataset, count):
         self.dataset, self.count = dataset, int(count)
 
@@ -113,6 +121,9 @@ class Take:
 
 
 class Batch:
+    """BatchDataset: elements stacked `batch_size` at a time; a short last batch is kept
+    unless `drop_remainder`.
+    """
     def __init__(self, dataset, batch_size, drop_remainder):
         if batch_size <= 0:
             raise InvalidArgumentError(None, None, "Batch size must be greater than zero.")
@@ -140,6 +151,9 @@ class Batch:
 
 
 class PaddedBatch(Batch):
+    """PaddedBatchDataset: batches whose components are padded with `padding_values` to
+    `padded_shapes` (-1: the longest in the batch).
+    """
     def __init__(self, dataset, batch_size, drop_remainder, padded_shapes, padding_values):
         super().__init__(dataset, batch_size, drop_remainder)
         self.shapes, self.values = padded_shapes, padding_values
@@ -193,6 +207,7 @@ class Shuffle:
 
 
 class Map:
+    """MapDataset: `fn` (a traced function) of each element and the captured values."""
     def __init__(self, dataset, fn, captured):
         self.dataset, self.fn, self.captured = dataset, fn, list(captured)
 
@@ -202,6 +217,7 @@ class Map:
 
 
 class Filter(Map):
+    """FilterDataset: the elements for which the traced predicate is true."""
     def __iter__(self):
         for element in self.dataset:
             (keep,) = self.fn([*element, *self.captured])
@@ -210,6 +226,7 @@ class Filter(Map):
 
 
 class FlatMap(Map):
+    """FlatMapDataset: the elements of the dataset `fn` returns for each element."""
     def __iter__(self):
         for element in self.dataset:
             (inner,) = self.fn([*element, *self.captured])
@@ -293,6 +310,7 @@ class _Files:
 
 
 class TextLines(_Files):
+    """TextLineDataset: the lines of the files, without their line endings."""
     def __init__(self, filenames, compression_type):
         super().__init__(filenames)
         self.compression = compression_type
@@ -305,6 +323,7 @@ class TextLines(_Files):
 
 
 class TFRecords(TextLines):
+    """TFRecordDataset: the records of the TFRecord files."""
     def __iter__(self):
         for path in self.filenames:
             reader = RecordReader(path, self.compression)
@@ -316,6 +335,9 @@ class TFRecords(TextLines):
 
 
 class FixedLengthRecords(_Files):
+    """FixedLengthRecordDataset: records of `record_bytes` between a header and a footer
+    of each file.
+    """
     def __init__(self, filenames, header_bytes, record_bytes, footer_bytes):
         super().__init__(filenames)
         if record_bytes <= 0:

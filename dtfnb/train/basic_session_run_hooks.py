@@ -21,6 +21,7 @@ _GLOBAL_STEP_READ_KEY = "global_step_read_op_cache"
 
 
 class NanLossDuringTrainingError(RuntimeError):
+    """Raised by NanTensorHook (fail_on_nan_loss=True) when the loss is NaN."""
     def __str__(self):
         return "NaN loss during training."
 
