@@ -137,14 +137,17 @@ class BaseSession:
 
     @property
     def graph(self):
+        """The graph that was launched in this session."""
         return self._graph
 
     @property
     def graph_def(self):
+        """A serializable version of the underlying TensorFlow graph (a GraphDef)."""
         return self._graph.as_graph_def(add_shapes=self._config.graph_options.infer_shapes)
 
     @property
     def sess_str(self):
+        """The target this session connects to ("" for in-process)."""
         return self._target
 
     @property
@@ -155,10 +158,14 @@ class BaseSession:
         return getattr(self._master, "events", None)
 
     def list_devices(self):
+        """Lists the devices available in this session: name, type, memory limit, incarnation."""
         return [_DeviceAttributes(d.name, d.device_type, 0, 0, d.description)
                 for d in self._master.list_devices(self._handle)]
 
     def as_default(self):
+        """Returns a context manager that makes this object the default session, so that
+        `Tensor.eval()` and `Operation.run()` use it. It does not close the session.
+        """
         return _as_default(self)
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
@@ -348,6 +355,10 @@ class BaseSession:
         return err
 
     def close(self):
+        """Closes this session, freeing the graphs it registered. Variables and queues on a
+        server's tasks stay (until their container is reset); those of an in-process
+        session go with it. Calling it again does nothing.
+        """
         if self._closed:
             return
         self._closed = True
@@ -551,6 +562,7 @@ class InteractiveSession(BaseSession):
         self._graph_context.__enter__()
 
     def close(self):
+        """Closes the session and stops it being the default session and graph."""
         if not self._closed and hasattr(self, "_context"):
             self._graph_context.__exit__(None, None, None)
             self._context.__exit__(None, None, None)

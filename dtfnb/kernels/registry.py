@@ -39,6 +39,7 @@ class KernelDef:
         self.expensive = expensive
 
     def accepts(self, attrs):
+        """Whether this kernel takes a node with these attrs (its dtype constraints hold)."""
         for attr, allowed in self.constraints.items():
             value = attrs.get(attr)
             if value is not None and getattr(value, "base_dtype", value) not in allowed:
@@ -70,6 +71,7 @@ def register_kernel(op_type, device=("CPU", "GPU"), constraints=None, blocking=F
 
 
 def find_kernel(op_type, device_type, attrs):
+    """The kernel for `op_type` on `device_type` that accepts `attrs`, or None."""
     for kernel in _KERNELS.get((op_type, device_type), ()):
         if kernel.accepts(attrs):
             return kernel
@@ -77,12 +79,15 @@ def find_kernel(op_type, device_type, attrs):
 
 
 def has_kernel(op_type, device_type, attrs):
+    """Whether a device of `device_type` can run such a node (what the placer asks)."""
     return find_kernel(op_type, device_type, attrs) is not None
 
 
 def takes_refs(op_type):
+    """Whether `op_type` changes its ref inputs in place, so it must run where they live."""
     return op_type in _REF_INPUT_OPS
 
 
 def known_op(op_type):
+    """Whether any kernel is registered for `op_type`: a task runs only known ops."""
     return any(key[0] == op_type for key in _KERNELS)

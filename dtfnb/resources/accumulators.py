@@ -98,10 +98,14 @@ class Accumulator:
     # -- what kernels call ---------------------------------------------------------------
 
     def num_accumulated(self):
+        """How many gradients were added since the last take."""
         with self._cond:
             return self.counter
 
     def set_global_step(self, new_global_step):
+        """Moves the global step on, so that gradients computed before it are dropped (a
+        smaller one is logged and kept, as TensorFlow does).
+        """
         with self._cond:
             if new_global_step < self.global_step:
                 log.warning("Attempt to set the global step of accumulator '%s' to a smaller "

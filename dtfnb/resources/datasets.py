@@ -25,6 +25,7 @@ from dtfnb.resources.tfrecord import RecordReader
 
 
 def string_scalar(value):
+    """A 0-d object array holding `value` (bytes): a tf.string scalar."""
     array = np.empty((), dtype=object)
     array[()] = value
     return array
@@ -139,6 +140,7 @@ class Batch:
 
     @staticmethod
     def stack(batch):
+        """One batch from a list of elements: each component stacked along a new axis 0."""
         try:
             return tuple(stacking.stack(parts) for parts in zip(*batch))
         except ValueError:
@@ -159,6 +161,7 @@ class PaddedBatch(Batch):
         self.shapes, self.values = padded_shapes, padding_values
 
     def stack(self, batch):
+        """One batch, each component padded to its padded shape with its padding value."""
         out = []
         for k, parts in enumerate(zip(*batch)):
             shape = [max(np.shape(p)[d] for p in parts) if n < 0 else int(n)
@@ -382,14 +385,17 @@ class IteratorResource:
         self._lock = threading.Lock()
 
     def initialize(self, dataset):
+        """Starts a new pass over `dataset` (what MakeIterator does)."""
         with self._lock:
             self._elements = iter(dataset)
 
     @property
     def initialized(self):
+        """Whether MakeIterator has run."""
         return self._elements is not None
 
     def get_next(self):
+        """The next element; OutOfRangeError at the end, FailedPreconditionError before init."""
         with self._lock:
             if self._elements is None:
                 raise FailedPreconditionError(None, None, _NOT_INITIALIZED)

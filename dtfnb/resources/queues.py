@@ -142,6 +142,7 @@ class FIFOQueue:
         return len(self._items)
 
     def size(self):
+        """The number of elements in the queue now."""
         with self._lock:
             return len(self._items)
 
@@ -175,12 +176,14 @@ class FIFOQueue:
         return shapes == self.shapes
 
     def enqueue(self, step, components):
+        """Adds one element (a tuple of components), waiting while the queue is full."""
         components = self._own(components)
         self._validate(components)
         self._wait(step, _Attempt(step, self._run_enqueue, rows=[tuple(components)]),
                    self._enqueues)
 
     def enqueue_many(self, step, components):
+        """Adds the rows of `components` (each sliced along axis 0), waiting for room."""
         components = self._own(components)
         self._validate_many(components)
         if len(components[0]) == 0:  # zero rows succeed, even on a closed queue
@@ -206,6 +209,9 @@ class FIFOQueue:
         return self._batch(self._wait(step, attempt, self._dequeues))
 
     def close(self, step, cancel_pending_enqueues=False):
+        """Closes the queue once the pending enqueues are done, or at once cancelling them;
+        dequeues then take what is left and fail with OutOfRangeError after.
+        """
         if not cancel_pending_enqueues:  # queued behind the pending enqueues
             self._wait(step, _Attempt(step, self._run_close), self._enqueues)
             return
@@ -219,6 +225,7 @@ class FIFOQueue:
             self._flush(changed=True, wake=True)
 
     def is_closed(self):
+        """Whether the queue was closed."""
         with self._lock:
             return self.closed
 

@@ -12,12 +12,14 @@ _CONTAINER_RE = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\-/]*$")
 
 
 def check_container(container):
+    """Raises InvalidArgumentError for a container name TensorFlow would refuse."""
     if container and not _CONTAINER_RE.match(container):
         raise InvalidArgumentError(None, None,
                                    f"container contains invalid characters: {container}")
 
 
 def check_shared_name(name):
+    """Raises InvalidArgumentError for a shared_name starting with '_' (reserved)."""
     if name.startswith("_"):
         raise InvalidArgumentError(None, None, f"shared_name cannot start with '_':{name}")
 
@@ -59,6 +61,7 @@ class ResourceMgr:
             return resource
 
     def lookup(self, container, name):
+        """The resource named `name` in `container`; NotFoundError if there is none."""
         with self._lock:
             resource = self._containers.get(container, {}).get(name)
         if resource is None:
@@ -66,6 +69,7 @@ class ResourceMgr:
         return resource
 
     def cleanup(self, container):
+        """Drops every resource of `container`, closing those that ask to be (queues)."""
         with self._lock:
             dropped = self._containers.pop(container, {})
         for resource in dropped.values():
@@ -74,5 +78,6 @@ class ResourceMgr:
                 close()
 
     def containers(self):
+        """Container name -> the names of its resources (for monitoring and tests)."""
         with self._lock:
             return {c: list(r) for c, r in self._containers.items()}

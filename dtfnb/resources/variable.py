@@ -38,9 +38,11 @@ class VariableResource:
 
     @property
     def initialized(self):
+        """Whether the variable has been assigned a value."""
         return self.value is not None
 
     def read(self):
+        """The current value; FailedPreconditionError if never assigned."""
         value = self.value
         if value is None:
             raise FailedPreconditionError(None, None,
@@ -48,6 +50,7 @@ class VariableResource:
         return value
 
     def assign(self, value, validate_shape=True):
+        """Sets the value (an array it keeps and never changes in place)."""
         if validate_shape and self.shape is not None and tuple(value.shape) != self.shape:
             raise InvalidArgumentError(
                 None, None, "Assign requires shapes of both tensors to match. "

@@ -52,6 +52,7 @@ class Device:
 
     @property
     def description(self):
+        """What runs the device's kernels, for logs and device lists."""
         if self.emulated:
             return "emulated GPU: numpy kernels under GPU kernel rules"
         if self.device_type == "GPU":
@@ -81,6 +82,7 @@ class Device:
         return self._blocking_pool
 
     def close(self):
+        """Shuts the device's thread pools down, waiting for their work."""
         for pool in (self._pool, self._blocking_pool):
             if pool is not None:
                 pool.shutdown(wait=True)

@@ -44,6 +44,7 @@ class EventLog:
 
     @property
     def watching(self):
+        """Whether anyone subscribes: producers of frequent events skip them otherwise."""
         return bool(self._subscriptions)
 
     def publish(self, event):

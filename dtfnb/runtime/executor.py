@@ -53,6 +53,7 @@ class SessionState:
         self._lock = threading.Lock()
 
     def node_state(self, name):
+        """The dict a node's kernel keeps across steps of this session."""
         with self._lock:
             return self._node_state.setdefault(name, {})
 

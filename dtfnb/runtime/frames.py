@@ -29,6 +29,7 @@ _NORMAL, _MERGE, _ENTER, _EXIT, _NEXT = range(5)
 
 
 def has_control_flow(nodes):
+    """Whether a partition needs frames: any Switch, Merge, Enter, Exit or NextIteration."""
     return any(node.op in CONTROL_FLOW_OPS for node in nodes)
 
 
@@ -139,6 +140,7 @@ class FrameState:
         self._ready = []
 
     def start(self):
+        """Starts the run: the items ready in the root frame's first iteration."""
         self._ready = []
         iteration = self._iteration(self.root, 0)
         for j in self.graph.roots:

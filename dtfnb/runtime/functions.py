@@ -34,6 +34,7 @@ class FunctionLibrary:
         self._lock = threading.Lock()
 
     def add(self, function_defs):
+        """Registers FunctionDefs (a GraphDef's library), replacing ones of the same name."""
         with self._lock:
             self._defs.update((f.name, f) for f in function_defs)
 

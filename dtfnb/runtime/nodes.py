@@ -39,6 +39,7 @@ class Node:
         self.output_types = list(output_types)
 
     def to_node_def(self, device=""):
+        """The NodeDef of this node, placed on `device`, with its output types as an attr."""
         node = graph_pb2.NodeDef(name=self.name, op=self.op, device=device)
         node.input.extend(src if idx == 0 else f"{src}:{idx}" for src, idx in self.inputs)
         node.input.extend("^" + name for name in self.control_inputs)
@@ -60,6 +61,7 @@ def parse_input(text):
 
 
 def node_from_node_def(node_def):
+    """The Node of a NodeDef: inputs parsed, attrs decoded to Python values."""
     inputs, controls = [], []
     for text in node_def.input:
         if text.startswith("^"):
@@ -98,4 +100,5 @@ def check_registered(nodes):
 
 
 def is_ref_type(dtype):
+    """Whether `dtype` is a ref type (a variable's output)."""
     return dtypes.as_dtype(dtype).is_ref_dtype

@@ -48,6 +48,7 @@ class Rendezvous:
         self._callbacks = {}
 
     def send(self, key, value):
+        """Puts `value` under `key` and runs the receiver's callback, if one waits; never blocks."""
         with self.cond:
             self.items[key] = value
             callback = self._callbacks.pop(key, None)
@@ -56,6 +57,8 @@ class Rendezvous:
             callback()
 
     def recv(self, step, key):
+        """Takes the value under `key`, waiting for it under the step's deadline and cancellation.
+        """
         with self.cond:
             if key not in self.items:
                 step.wait(self.cond, lambda: key in self.items, backstop=True)
@@ -105,6 +108,9 @@ class RendezvousTable:
         self._lock = threading.Lock()
 
     def deliver(self, step_id, key, value):
+        """Sends a tensor from a peer into the rendezvous of step `step_id`, even before the
+        step starts here; dropped if the step already ended.
+        """
         with self._lock:
             if step_id in self._finished:
                 return
@@ -141,6 +147,7 @@ class RendezvousTable:
             return entry[0]
 
     def finish(self, step_id):
+        """Forgets step `step_id`: its rendezvous goes, and later tensors for it are dropped."""
         with self._lock:
             self._drop(step_id, None)
 

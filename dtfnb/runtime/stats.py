@@ -18,6 +18,7 @@ class DeviceStats:
         self._lock = threading.Lock()
 
     def record(self, node_name, start, end, outputs):
+        """Records that node `node_name` ran from `start` to `end` producing `outputs`."""
         described = [(getattr(v, "nbytes", 0), getattr(v, "shape", ())) for v in outputs]
         with self._lock:
             self.records.append((node_name, start, end, threading.get_ident(), described))
@@ -58,10 +59,12 @@ class StepStatsCollector:
             return stats
 
     def add_proto(self, step_stats):
+        """Adds the StepStats another task sent back for this step."""
         with self._lock:
             self._remote.append(step_stats)
 
     def to_proto(self, step_stats=None):
+        """The StepStats of the step: every device here and those other tasks sent."""
         step_stats = step_stats if step_stats is not None else config_pb2.StepStats()
         for name, stats in sorted(self._devices.items()):
             dev = step_stats.dev_stats.add(device=name)

@@ -166,6 +166,7 @@ class Step:
         return token
 
     def remove_on_abort(self, token):
+        """Unregisters the callback that `on_abort` returned `token` for."""
         with self._lock:
             self._callbacks.pop(token, None)
 
@@ -211,6 +212,9 @@ class Step:
 
     @property
     def rendezvous(self):
+        """Where this step's partitions exchange tensors: made on first use, or the task's
+        one for this step id (set by a worker of a cluster).
+        """
         if self._rendezvous is None:
             with self._lock:
                 if self._rendezvous is None:
@@ -222,6 +226,7 @@ class Step:
         self._rendezvous = rendezvous
 
     def send(self, key, value):
+        """Sends a tensor to another partition: into the rendezvous, or held by `outbound`."""
         if self.outbound is None:
             self.rendezvous.send(key, value)
         else:
@@ -233,6 +238,7 @@ class Step:
             self.outbound.flush(self)
 
     def recv(self, key):
+        """Receives the tensor under `key` from the rendezvous, waiting for it."""
         return self.rendezvous.recv(self, key)
 
 
