@@ -78,6 +78,7 @@ class Coordinator:
             self._stop_event.clear()
 
     def should_stop(self):
+        """Check if stop was requested: True once any thread called `request_stop()`."""
         return self._stop_event.is_set()
 
     @contextlib.contextmanager
@@ -93,6 +94,7 @@ class Coordinator:
         return self._stop_event.wait(timeout)
 
     def register_thread(self, thread):
+        """Register this thread to be joined by `join()` along with the ones it is given."""
         with self._lock:
             self._registered_threads.add(thread)
 
@@ -119,6 +121,7 @@ class Coordinator:
 
     @property
     def joined(self):
+        """Whether `join()` has returned."""
         return self._joined
 
     def raise_requested_exception(self):
@@ -171,6 +174,7 @@ class LooperThread(threading.Thread):
         return looper
 
     def run(self):
+        """Calls `start_loop`, then `run_loop` until the coordinator stops, then `stop_loop`."""
         with self._coord.stop_on_exception():
             self.start_loop()
             if self._timer_interval_secs is None:

@@ -111,22 +111,27 @@ class QueueRunner:
 
     @property
     def queue(self):
+        """The queue its threads fill."""
         return self._queue
 
     @property
     def enqueue_ops(self):
+        """The enqueue ops, one thread each."""
         return self._enqueue_ops
 
     @property
     def close_op(self):
+        """The op run when every enqueue thread has ended."""
         return self._close_op
 
     @property
     def cancel_op(self):
+        """The op run when the coordinator requests a stop."""
         return self._cancel_op
 
     @property
     def queue_closed_exception_types(self):
+        """The error types that mean the queue is closed (the thread ends quietly)."""
         return self._queue_closed_exception_types
 
     @property
@@ -136,6 +141,7 @@ class QueueRunner:
 
     @property
     def name(self):
+        """The string name of the underlying Queue."""
         return self._queue.name
 
     def _run(self, sess, enqueue_op, coord):

@@ -192,9 +192,11 @@ class SyncReplicasOptimizer(Optimizer):
         return self._chief_queue_runner
 
     def get_slot(self, *args, **kwargs):
+        """Return a slot named "name" created for "var" by the wrapped optimizer."""
         return self._opt.get_slot(*args, **kwargs)
 
     def get_slot_names(self, *args, **kwargs):
+        """Return a list of the names of slots created by the wrapped optimizer."""
         return self._opt.get_slot_names(*args, **kwargs)
 
     def variables(self):
