@@ -50,6 +50,7 @@ def running_server(target):
 
 
 def task_name(job, task):
+    """The full name of a task: `/job:<job>/replica:0/task:<task>`."""
     return f"/job:{job}/replica:0/task:{task}"
 
 
@@ -122,10 +123,12 @@ class Server:
 
     @property
     def target(self):
+        """Returns the target for a `tf.Session` to connect to this server ("grpc://host:port")."""
         return f"grpc://{self._address}"
 
     @property
     def server_def(self):
+        """Returns the `tf.train.ServerDef` for this server."""
         return self._server_def
 
     def start(self):
