@@ -5,6 +5,7 @@ from dtfnb.resources.tfrecord import RecordReader, RecordWriter
 
 
 class TFRecordCompressionType:
+    """The compression of a TFRecord file: NONE, ZLIB or GZIP."""
     NONE = 0
     ZLIB = 1
     GZIP = 2

@@ -1,27 +1,102 @@
-"""The layers of ../shared/DESIGN.md: who may import whom, and where grpc and pickle may appear."""
+"""The layers of ../shared/DESIGN.md: who may import whom, and where grpc and pickle may appear.
+
+LAYERS is the table; docs/architecture.md shows it, rendered by `python -m tests.test_architecture`.
+"""
 
 import ast
+import difflib
 import pathlib
 import subprocess
 import sys
 
 import pytest
 
-PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "dtfnb"
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "dtfnb"
+DOC = ROOT / "docs" / "architecture.md"
 
-# Below the GraphDef line code never sees graph-building code.
-ALLOWED = {
-    "base": {"base", "protos"},
-    "framework": {"base", "framework", "protos"},
-    "ops": {"base", "framework", "ops", "protos"},
-    "data": {"base", "framework", "ops", "data", "protos"},
-    "train": {"base", "framework", "ops", "client", "distributed_runtime", "train", "protos"},
-    "client": {"base", "framework", "client", "distributed_runtime", "protos"},
-    "distributed_runtime": {"base", "distributed_runtime", "runtime", "resources", "protos"},
-    "runtime": {"base", "runtime", "kernels", "resources", "protos"},
-    "kernels": {"base", "kernels", "resources", "protos"},
-    "resources": {"base", "resources", "protos"},
+# Each folder of dtfnb/, base first, then in the order a `sess.run` goes through them: what
+# it holds, and the folders its modules may import. Below the GraphDef line code never sees
+# graph-building code.
+LAYERS = {
+    "base": (
+        "errors (codes equal gRPC status codes), dtypes, shapes, DeviceSpec and "
+        "device-string merging, the ndarray <-> TensorProto codec, locks",
+        {"base", "protos"}),
+    "framework": (
+        "Graph (`create_op` is the one choke point: names, control dependencies, device "
+        "stack and functions, colocation, container), Operation, Tensor, collections, "
+        "GraphDef export and import, `gradients()`",
+        {"base", "framework", "protos"}),
+    "ops": (
+        "one file per op family: the op's definition (signature, shape function, stateful "
+        "or not), its public builder and its gradient",
+        {"base", "framework", "ops", "protos"}),
+    "data": (
+        "tf.data: Dataset and Iterator builders, the functions they trace",
+        {"base", "framework", "ops", "data", "protos"}),
+    "train": (
+        "optimizers, SyncReplicasOptimizer, Coordinator, QueueRunner, input producers and "
+        "batching, replica_device_setter, Saver, MonitoredTrainingSession: client code over "
+        "ops and shared resources (it reads ClusterSpec from distributed_runtime)",
+        {"base", "framework", "ops", "client", "distributed_runtime", "train", "protos"}),
+    "client": (
+        "Session(target), InteractiveSession, fetch and feed structures; it reaches a master "
+        "through one function of distributed_runtime",
+        {"base", "framework", "client", "distributed_runtime", "protos"}),
+    "distributed_runtime": (
+        "Master and MasterSession (prune, place, partition, run the step), Worker (register "
+        "and run graphs), Server (one task: master, worker and devices), ClusterSpec, "
+        "resolvers (TF_CONFIG, Slurm); `transport/`: how calls and tensors cross task "
+        "boundaries, the only place grpc is imported",
+        {"base", "distributed_runtime", "runtime", "resources", "protos"}),
+    "runtime": (
+        "`place()` and `partition()` as pure functions, Executor (pending counts, one "
+        "inter-op pool per device; the first error aborts the step), rendezvous, devices, "
+        "step stats, the task's event log",
+        {"base", "runtime", "kernels", "resources", "protos"}),
+    "kernels": (
+        "`@register_kernel(\"MatMul\", device=\"CPU\")`, one file per op family; `ctx.xp` "
+        "is numpy or cupy, as the device's",
+        {"base", "kernels", "resources", "protos"}),
+    "resources": (
+        "ResourceMgr keyed by (container, shared_name): variables, queues, readers, "
+        "accumulators, iterators; plain Python with locks and conditions",
+        {"base", "resources", "protos"}),
 }
+GRAPHDEF_LINE = "distributed_runtime"  # the first layer below the line
+ALLOWED = {layer: imports for layer, (_, imports) in LAYERS.items()}
+
+
+def render_layers():
+    """The table of docs/architecture.md, from LAYERS."""
+    order = [*LAYERS, "protos"]
+    rows = ["| folder | holds | may import |", "| --- | --- | --- |"]
+    for layer, (holds, imports) in LAYERS.items():
+        if layer == GRAPHDEF_LINE:
+            rows.append("| — | **the GraphDef line** | |")
+        others = sorted(imports - {layer}, key=order.index)
+        rows.append(f"| `dtfnb/{layer}/` | {holds} | {', '.join(others)} |")
+    return "\n".join(rows) + "\n"
+
+
+_BEGIN = "<!-- layers: rendered from tests/test_architecture.py by " \
+    "`python -m tests.test_architecture`; edit LAYERS there -->\n"
+_END = "<!-- end of layers -->\n"
+
+
+def _doc_parts():
+    text = DOC.read_text()
+    head, rest = text.split(_BEGIN)
+    table, tail = rest.split(_END)
+    return head, table, tail
+
+
+def test_docs_show_the_layers():
+    _, table, _ = _doc_parts()
+    diff = "".join(difflib.unified_diff(table.splitlines(True), render_layers().splitlines(True),
+                                        "docs/architecture.md", "LAYERS"))
+    assert not diff, f"docs/architecture.md is stale: `python -m tests.test_architecture`\n{diff}"
 
 
 def _imports(path):
@@ -100,3 +175,8 @@ def test_import_dtfnb_loads_nothing_of_jupyter():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True, cwd=PACKAGE.parent)
     assert result.stdout.strip() == "[]"
+
+
+if __name__ == "__main__":
+    head, _, tail = _doc_parts()
+    DOC.write_text(head + _BEGIN + render_layers() + _END + tail)

@@ -172,6 +172,7 @@ class FetchMapper:
         return lambda values: values[index]
 
     def build(self, values):
+        """The caller's fetch structure again, with `values` (one per flat fetch) in it."""
         return self._build(values)
 
 

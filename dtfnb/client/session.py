@@ -62,6 +62,31 @@ class _DeviceAttributes:
 
 
 class BaseSession:
+    """What Session and InteractiveSession share: a graph, a master, and `run`.
+
+    A session connects a client graph to a master: the in-process one for
+    `target=""`, a server of this process, or a task at `grpc://host:port`. The
+    graph crosses to the master as a GraphDef, only the part added since the last
+    `run`, and the master places, partitions and runs it. Variables, queues and
+    readers live in the tasks, not in the session, so they outlive it there.
+
+    Use `tf.Session` (a context manager) or `tf.InteractiveSession`; this base
+    class is what they have in common:
+
+    ```python
+    a = tf.constant(3.0)
+    b = tf.placeholder(tf.float32)
+    sess = tf.Session()              # or tf.Session("grpc://localhost:2222")
+    print(sess.run(a * b, feed_dict={b: 2.0}))   # 6.0
+    print(sess.run({"a": a, "pair": (a, a)}))    # fetches keep their structure
+    sess.close()
+    ```
+
+    Args:
+      target: "" for an in-process master, or "grpc://host:port" of a task.
+      graph: the graph to run (default: the default graph).
+      config: a ConfigProto (device counts, placement logging, timeouts...).
+    """
     def __init__(self, target="", graph=None, config=None):
         if graph is None:
             graph = get_default_graph()
@@ -96,14 +121,17 @@ class BaseSession:
 
     @property
     def graph(self):
+        """The graph that was launched in this session."""
         return self._graph
 
     @property
     def graph_def(self):
+        """A serializable version of the underlying TensorFlow graph (a GraphDef)."""
         return self._graph.as_graph_def(add_shapes=self._config.graph_options.infer_shapes)
 
     @property
     def sess_str(self):
+        """The target this session connects to ("" for in-process)."""
         return self._target
 
     @property
@@ -114,10 +142,14 @@ class BaseSession:
         return getattr(self._master, "events", None)
 
     def list_devices(self):
+        """Lists the devices available in this session: name, type, memory limit, incarnation."""
         return [_DeviceAttributes(d.name, d.device_type, 0, 0, d.description)
                 for d in self._master.list_devices(self._handle)]
 
     def as_default(self):
+        """Returns a context manager that makes this object the default session, so that
+        `Tensor.eval()` and `Operation.run()` use it. It does not close the session.
+        """
         return _as_default(self)
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
@@ -308,6 +340,10 @@ class BaseSession:
         return err
 
     def close(self):
+        """Closes this session, freeing the graphs it registered. Variables and queues on a
+        server's tasks stay (until their container is reset); those of an in-process
+        session go with it. Calling it again does nothing.
+        """
         if self._closed:
             return
         self._closed = True
@@ -453,7 +489,17 @@ class Session(BaseSession):
 
     `with Session() as sess:` makes it the default session and its graph the default
     graph, and closes it at the end; it cannot be entered again inside (use
-    `sess.as_default()` for that)."""
+    `sess.as_default()` for that).
+
+    ```python
+    x = tf.Variable(1.0)
+    step = x.assign_add(1.0)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(step)
+        print(x.eval())              # 2.0: the session is the default one here
+    ```
+    """
 
     def __init__(self, target="", graph=None, config=None):
         super().__init__(target, graph, config)
@@ -478,7 +524,15 @@ class Session(BaseSession):
 
 
 class InteractiveSession(BaseSession):
-    """A session that makes itself the default session on creation (for shells, notebooks)."""
+    """A session that makes itself the default session on creation (for shells, notebooks).
+
+    ```python
+    sess = tf.InteractiveSession()
+    c = tf.constant([1.0, 2.0])
+    print((c * 2).eval())            # no `with` block needed
+    sess.close()
+    ```
+    """
 
     def __init__(self, target="", graph=None, config=None):
         if config is None:
@@ -493,6 +547,7 @@ class InteractiveSession(BaseSession):
         self._graph_context.__enter__()
 
     def close(self):
+        """Closes the session and stops it being the default session and graph."""
         if not self._closed and hasattr(self, "_context"):
             self._graph_context.__exit__(None, None, None)
             self._context.__exit__(None, None, None)

@@ -53,6 +53,7 @@ class ClusterSpec:
         return result
 
     def as_cluster_def(self):
+        """Returns a `tf.train.ClusterDef` protocol buffer based on this cluster."""
         cluster_def = cluster_pb2.ClusterDef()
         for job, tasks in self._jobs.items():
             cluster_def.job.add(name=job, tasks=tasks)
@@ -60,15 +61,19 @@ class ClusterSpec:
 
     @property
     def jobs(self):
+        """Returns a list of job names in this cluster."""
         return list(self._jobs)
 
     def num_tasks(self, job_name):
+        """Returns the number of tasks defined in the given job."""
         return len(self._job(job_name))
 
     def task_indices(self, job_name):
+        """Returns a list of valid task indices in the given job."""
         return list(self._job(job_name))
 
     def task_address(self, job_name, task_index):
+        """Returns the address of the given task in the given job ("host:port")."""
         tasks = self._job(job_name)
         if task_index not in tasks:
             raise ValueError(f"No task with index {task_index!r} in job {job_name!r}")

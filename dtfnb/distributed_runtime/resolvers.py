@@ -34,6 +34,7 @@ class TFConfigClusterResolver:
 
     @property
     def task_type(self):
+        """The job of this task: the one given, else `task.type` of TF_CONFIG."""
         if self._task_type is not None:
             return str(self._task_type)
         task = _tf_config().get("task", {})
@@ -45,6 +46,7 @@ class TFConfigClusterResolver:
 
     @property
     def task_id(self):
+        """The index of this task: the one given, else `task.index` of TF_CONFIG."""
         if self._task_id is not None:
             return int(self._task_id)
         task = _tf_config().get("task", {})
@@ -66,6 +68,7 @@ class TFConfigClusterResolver:
         return self._rpc_layer or _tf_config().get("rpc_layer") or "grpc"
 
     def cluster_spec(self):
+        """Returns a ClusterSpec based on the TF_CONFIG environment variable."""
         try:
             return ClusterSpec(_tf_config().get("cluster", {}))
         except (TypeError, ValueError) as e:
@@ -146,6 +149,7 @@ class SlurmClusterResolver:
         self.rpc_layer = rpc_layer
 
     def cluster_spec(self):
+        """The ClusterSpec of the job's tasks, from Slurm's environment."""
         return self._cluster
 
     def master(self, task_type=None, task_id=None, rpc_layer=None):

@@ -50,11 +50,40 @@ def running_server(target):
 
 
 def task_name(job, task):
+    """The full name of a task: `/job:<job>/replica:0/task:<task>`."""
     return f"/job:{job}/replica:0/task:{task}"
 
 
 class Server:
-    """An in-process task: `tf.train.Server(cluster, job_name, task_index)`."""
+    """An in-process task: `tf.train.Server(cluster, job_name, task_index)`.
+
+    One task of a cluster, as in the chapter: a master (which sessions with this
+    server's `target` talk to), a worker with the task's devices and resources,
+    and the gRPC service that other tasks and clients reach at its address.
+    `python -m dtfnb.server` runs one as its own process; `LocalCluster` starts
+    several.
+
+    ```python
+    cluster = tf.train.ClusterSpec({"ps": ["localhost:2221"],
+                                    "worker": ["localhost:2222"]})
+    ps = tf.train.Server(cluster, job_name="ps", task_index=0)
+    worker = tf.train.Server(cluster, job_name="worker", task_index=0)
+    with tf.device("/job:ps/task:0"):
+        w = tf.Variable(1.0)
+    with tf.Session(worker.target) as sess:   # grpc://localhost:2222
+        sess.run(w.initializer)
+        print(sess.run(w * 2))                # 2.0, w lives on the ps task
+    ps.stop(); worker.stop()
+    ```
+
+    Args:
+      server_or_cluster_def: a ClusterSpec, a dict or ClusterDef of jobs, or a
+        ServerDef (which names the job and task itself).
+      job_name, task_index: which task of the cluster this is.
+      protocol: "grpc" (the only one).
+      config: the default ConfigProto of sessions on this task (device counts...).
+      start: start serving at once (else call `start()`).
+    """
 
     def __init__(self, server_or_cluster_def, job_name=None, task_index=None, protocol=None,
                  config=None, start=True):
@@ -94,10 +123,12 @@ class Server:
 
     @property
     def target(self):
+        """Returns the target for a `tf.Session` to connect to this server ("grpc://host:port")."""
         return f"grpc://{self._address}"
 
     @property
     def server_def(self):
+        """Returns the `tf.train.ServerDef` for this server."""
         return self._server_def
 
     def start(self):

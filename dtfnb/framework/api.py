@@ -16,10 +16,12 @@ def container(container_name):
 
 
 def control_dependencies(control_inputs):
+    """Wrapper for `Graph.control_dependencies()` using the default graph."""
     return get_default_graph().control_dependencies(control_inputs)
 
 
 def colocate_with(op, ignore_existing=False):
+    """Wrapper for `Graph.colocate_with()`: ops created inside go on the device of `op`."""
     return get_default_graph().colocate_with(op, ignore_existing)
 
 
@@ -34,18 +36,22 @@ def name_scope(name, default_name=None, values=None):
 
 
 def add_to_collection(name, value):
+    """Wrapper for `Graph.add_to_collection()` using the default graph."""
     get_default_graph().add_to_collection(name, value)
 
 
 def add_to_collections(names, value):
+    """Wrapper for `Graph.add_to_collections()` using the default graph."""
     get_default_graph().add_to_collections(names, value)
 
 
 def get_collection(key, scope=None):
+    """Wrapper for `Graph.get_collection()` using the default graph."""
     return get_default_graph().get_collection(key, scope)
 
 
 def get_collection_ref(key):
+    """Wrapper for `Graph.get_collection_ref()` using the default graph."""
     return get_default_graph().get_collection_ref(key)
 
 

@@ -14,6 +14,9 @@ def register_tensor_conversion_function(base_type, conversion_func, priority=100
 
 
 def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, as_ref=False):
+    """Converts the given `value` to a `Tensor`: a Tensor is returned as it is (its dtype
+    checked), a Python or numpy value becomes a constant, a Variable its value.
+    """
     dtype = None if dtype is None else _dtypes.as_dtype(dtype)
     if isinstance(value, Tensor):
         if dtype is not None and not dtype.is_compatible_with(value.dtype):
@@ -41,4 +44,5 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, as_ref
 
 
 def convert_n_to_tensor(values, dtype=None, name=None):
+    """Converts `values` to a list of Tensors (each as `convert_to_tensor`)."""
     return [convert_to_tensor(v, dtype=dtype) for v in values]

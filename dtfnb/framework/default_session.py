@@ -12,21 +12,28 @@ def _stack():
 
 
 def push(session):
+    """Makes `session` the default session of this thread (Session.as_default enters)."""
     _stack().append(session)
 
 
 def pop(session):
+    """Drops `session` from the top of this thread's default-session stack."""
     stack = _stack()
     if stack and stack[-1] is session:
         stack.pop()
 
 
 def get_default_session():
+    """Returns the default session for the current thread, or None."""
     stack = _stack()
     return stack[-1] if stack else None
 
 
 def run_in_session(fetch, feed_dict, session):
+    """What `Tensor.eval()` and `Operation.run()` do: run `fetch` in `session`, else in the
+    default one, raising TensorFlow's ValueError when there is none or it has another
+    graph.
+    """
     is_tensor = hasattr(fetch, "value_index")
     what = "evaluate tensor using `eval()`" if is_tensor else "execute operation using `run()`"
     session = session or get_default_session()

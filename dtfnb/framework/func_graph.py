@@ -11,6 +11,10 @@ from dtfnb.protos import graph_pb2
 
 
 class FuncGraph(Graph):
+    """The graph of a function body (a tf.data `map` or `filter` function), built inside
+    `outer_graph`: a tensor of an outer graph used here is captured as an extra
+    placeholder argument, and `to_function_def` turns the body into a FunctionDef.
+    """
     def __init__(self, name, outer_graph):
         super().__init__()
         self.name = name
@@ -20,10 +24,12 @@ class FuncGraph(Graph):
         self.captures = {}   # outer tensor -> its placeholder here
 
     def create_op(self, op_type, inputs, dtypes, name=None, attrs=None):
+        """Graph.create_op, capturing inputs that belong to outer graphs first."""
         inputs = [self.capture(t) if isinstance(t, Tensor) else t for t in inputs]
         return super().create_op(op_type, inputs, dtypes, name=name, attrs=attrs)
 
     def add_argument(self, dtype, shape, name):
+        """A placeholder for the function's next argument."""
         attrs = {"dtype": dtype, "shape": shape}
         tensor = super().create_op("Placeholder", [], [dtype], name=name, attrs=attrs).outputs[0]
         tensor.set_shape(shape)
@@ -31,6 +37,8 @@ class FuncGraph(Graph):
         return tensor
 
     def capture(self, tensor):
+        """This graph's stand-in for `tensor`: itself if it is ours, else a placeholder fed with it.
+        """
         if tensor.graph is self:
             return tensor
         placeholder = self.captures.get(tensor)
@@ -42,10 +50,12 @@ class FuncGraph(Graph):
         return placeholder
 
     def root_graph(self):
+        """The user's graph that this function (maybe nested in others) is built in."""
         graph = self.outer_graph
         return graph.root_graph() if isinstance(graph, FuncGraph) else graph
 
     def add_function(self, function_def):
+        """Adds `function_def` to the library of the root graph, the one a session sends."""
         self.root_graph().add_function(function_def)  # one library, in the user's graph
 
     def to_function_def(self, outputs):

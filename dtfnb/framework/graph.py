@@ -35,7 +35,26 @@ def _stack(field):
 
 
 class Graph:
-    """A TensorFlow 1 computation graph."""
+    """A TensorFlow 1 computation graph: the operations built by `tf.*` calls.
+
+    Ops are added to the default graph (one per thread, created on first use)
+    unless another is made the default with `as_default()`. Every op goes through
+    `create_op`, which gives it a unique name in the current name scope and applies
+    the device, colocation, control-dependency and container blocks open around it.
+    A session sends the graph to its master as a GraphDef (`as_graph_def`).
+
+    ```python
+    g = tf.Graph()
+    with g.as_default(), g.device("/cpu:0"):
+        with tf.name_scope("layer"):
+            w = tf.constant([[1.0, 2.0]], name="w")
+            y = tf.matmul(w, w, transpose_b=True)
+    print(y.name, y.op.device)       # layer/MatMul:0 /device:CPU:0
+    print([op.name for op in g.get_operations()])
+    with tf.Session(graph=g) as sess:
+        print(sess.run(y))           # [[5.]]
+    ```
+    """
 
     _device_stack = _stack("device")
     _colocation_stack = _stack("colocation")
@@ -122,6 +141,9 @@ class Graph:
         return self.unique_name(name)
 
     def unique_name(self, name, mark_as_used=True):
+        """Return a unique operation name for `name`, in the current name scope: "name",
+        then "name_1", "name_2"... (TensorFlow's rule, case-insensitively).
+        """
         if self._name_scope:
             name = f"{self._name_scope}/{name}"
         key = name.lower()
@@ -210,6 +232,7 @@ class Graph:
 
     @contextlib.contextmanager
     def as_default(self):
+        """Returns a context manager that makes this `Graph` the default graph of this thread."""
         # The stack of the entering thread, whichever thread leaves it.
         stack = _default_graphs()
         stack.append(self)
@@ -238,6 +261,7 @@ class Graph:
             self._name_scope = old
 
     def get_name_scope(self):
+        """Returns the current name scope, e.g. "outer/inner" ("" at the top)."""
         return self._name_scope
 
     @contextlib.contextmanager
@@ -289,6 +313,10 @@ class Graph:
 
     @contextlib.contextmanager
     def container(self, container_name):
+        """Returns a context manager that specifies the resource container to use: stateful
+        ops created inside (variables, queues) live in `container_name` on their task,
+        and `tf.Session.reset(target, [container_name])` frees them.
+        """
         saved = self._container
         self._container = container_name
         try:
@@ -298,6 +326,9 @@ class Graph:
 
     @contextlib.contextmanager
     def control_dependencies(self, control_inputs):
+        """Returns a context manager that specifies control dependencies: ops created inside
+        run only after `control_inputs`; None clears the dependencies of enclosing blocks.
+        """
         if control_inputs is None:
             entry = None
         else:
@@ -326,13 +357,16 @@ class Graph:
     # -- lookup -----------------------------------------------------------------------
 
     def get_operations(self):
+        """Return the list of operations in the graph, in creation order."""
         return list(self._ops)
 
     def get_operation_by_name(self, name):
+        """Returns the `Operation` with the given `name`; KeyError if there is none."""
         element = self.as_graph_element(name, allow_tensor=False, allow_operation=True)
         return element
 
     def get_tensor_by_name(self, name):
+        """Returns the `Tensor` with the given `name` ("op:index")."""
         return self.as_graph_element(name, allow_tensor=True, allow_operation=False)
 
     def as_graph_element(self, obj, allow_tensor=True, allow_operation=True):
@@ -383,17 +417,23 @@ class Graph:
     # -- collections ----------------------------------------------------------------
 
     def add_to_collection(self, name, value):
+        """Stores `value` in the collection with the given `name`."""
         self._check_not_finalized()
         self._collections.setdefault(name, []).append(value)
 
     def add_to_collections(self, names, value):
+        """Stores `value` in the collections given by `names` (each once)."""
         for name in [names] if isinstance(names, str) else set(names):
             self.add_to_collection(name, value)
 
     def get_collection_ref(self, key):
+        """Returns the list of values in the collection `key`, to change it in place."""
         return self._collections.setdefault(key, [])
 
     def get_collection(self, key, scope=None):
+        """Returns a copy of the list of values in the collection `key`; with `scope`, only
+        the values whose `name` starts with it (a regular expression).
+        """
         items = self._collections.get(key, [])
         if scope is None:
             return list(items)
@@ -402,23 +442,29 @@ class Graph:
                 if hasattr(item, "name") and pattern.match(item.name)]
 
     def get_all_collection_keys(self):
+        """Returns the names of the collections of this graph."""
         return [key for key in self._collections if isinstance(key, str)]
 
     def clear_collection(self, name):
+        """Clears all values in the collection `name`."""
         self._collections.pop(name, None)
 
     # -- feeding, finalizing, export ------------------------------------------------
 
     def prevent_feeding(self, tensor):
+        """Marks the given `tensor` as unfeedable in this graph."""
         self._unfeedable.add(tensor)
 
     def is_feedable(self, tensor):
+        """Returns True if and only if `tensor` is feedable."""
         return tensor not in self._unfeedable
 
     def prevent_fetching(self, op):
+        """Marks the given `op` as unfetchable in this graph."""
         self._unfetchable.add(op)
 
     def is_fetchable(self, tensor_or_op):
+        """Returns True if and only if `tensor_or_op` is fetchable."""
         return getattr(tensor_or_op, "op", tensor_or_op) not in self._unfetchable
 
     def add_function(self, function_def):
@@ -435,10 +481,12 @@ class Graph:
             self._stacks.__dict__.update(shared.__dict__)
 
     def finalize(self):
+        """Finalizes this graph, making it read-only: adding an op then raises RuntimeError."""
         self._finalized = True
 
     @property
     def finalized(self):
+        """True if this graph has been finalized."""
         return self._finalized
 
     @property
@@ -505,11 +553,15 @@ def _base_graph():
 
 
 def get_default_graph():
+    """Returns the default graph for the current thread (the innermost `as_default`)."""
     stack = _default_graphs()
     return stack[-1] if stack else _base_graph()
 
 
 def reset_default_graph():
+    """Clears the default graph stack and resets the global default graph; fails inside a
+    `with graph.as_default()` block.
+    """
     if _default_graphs():
         raise AssertionError("Do not use tf.reset_default_graph() to clear nested graphs. "
                              "If you need a cleared graph, exit the nesting and create a new "

@@ -2,6 +2,13 @@
 
 
 class GraphKeys:
+    """Standard names for graph collections, as `tf.GraphKeys`.
+
+    ```python
+    tf.add_to_collection(tf.GraphKeys.LOSSES, loss)
+    tf.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES)   # what optimizers minimize over
+    ```
+    """
     GLOBAL_VARIABLES = "variables"
     LOCAL_VARIABLES = "local_variables"
     MODEL_VARIABLES = "model_variables"

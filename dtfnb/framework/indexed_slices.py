@@ -24,34 +24,42 @@ class IndexedSlices:
 
     @property
     def values(self):
+        """A `Tensor` containing the values of the slices."""
         return self._values
 
     @property
     def indices(self):
+        """A 1-D `Tensor` containing the indices of the slices."""
         return self._indices
 
     @property
     def dense_shape(self):
+        """A 1-D `Tensor` containing the shape of the corresponding dense tensor."""
         return self._dense_shape
 
     @property
     def name(self):
+        """The name of this `IndexedSlices` (that of its values)."""
         return self._values.name
 
     @property
     def dtype(self):
+        """The `DType` of elements in this tensor."""
         return self._values.dtype
 
     @property
     def op(self):
+        """The `Operation` that produces `values` as an output."""
         return self._values.op
 
     @property
     def graph(self):
+        """The `Graph` that contains the values, indices, and shape tensors."""
         return self._values.graph
 
     @property
     def device(self):
+        """The name of the device on which `values` will be produced, or `None`."""
         return self._values.device
 
     def __repr__(self):

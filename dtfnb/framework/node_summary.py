@@ -15,6 +15,9 @@ _MAX_STRING = 80  # longer strings keep their first and last 10 characters
 
 
 def summarize_node(op):
+    """TensorFlow's one-line summary of a node for error messages:
+    `{{node name}} = Op[attr=value, ...](inputs)`.
+    """
     node = op.node_def
     # dtfnb's own `_` attrs are bookkeeping; TensorFlow's builders add theirs (colocation)
     # only after the shape function ran, so a graph-construction error never shows any.
@@ -26,6 +29,7 @@ def summarize_node(op):
 
 
 def summarize_attr_value(attr):
+    """An attr value as TensorFlow's SummarizeAttrValue writes it in node summaries."""
     kind = attr.WhichOneof("value")
     if kind == "list":
         for field in ("s", "i", "f", "b", "type", "shape", "tensor"):

@@ -14,6 +14,17 @@ class Operation:
     """A node: its type, inputs, control inputs, attrs, requested device and outputs.
 
     Create ops through `Graph.create_op` (or the `tf.*` builders), never directly.
+    Running an op (`sess.run(op)`) runs it for its effect and fetches nothing.
+
+    ```python
+    v = tf.Variable(0, name="v")
+    inc = tf.assign_add(v, 1).op
+    print(inc.type, [t.name for t in inc.inputs], inc.outputs)
+    print(inc.get_attr("T"))         # <dtype: 'int32'>
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        sess.run(inc)                # None: an op is a target, not a value
+    ```
     """
 
     def __init__(self, graph, op_type, name, inputs, output_dtypes, attrs, control_inputs):
@@ -72,30 +83,37 @@ class Operation:
 
     @property
     def graph(self):
+        """The `Graph` that contains this operation."""
         return self._graph
 
     @property
     def type(self):
+        """The type of the op (e.g. `"MatMul"`)."""
         return self._type
 
     @property
     def name(self):
+        """The full name of this operation."""
         return self._name
 
     @property
     def inputs(self):
+        """The sequence of `Tensor` objects representing the data inputs of this op."""
         return tuple(self._inputs)
 
     @property
     def outputs(self):
+        """The list of `Tensor` objects representing the outputs of this op."""
         return list(self._outputs)
 
     @property
     def control_inputs(self):
+        """The `Operation` objects on which this op has a control dependency."""
         return list(self._control_inputs)
 
     @property
     def device(self):
+        """The name of the device to which this op has been assigned, if any."""
         return self._device
 
     def _set_device(self, device):
@@ -103,6 +121,7 @@ class Operation:
 
     @property
     def values(self):
+        """A callable returning the outputs (TensorFlow 1's `op.values()`)."""
         return lambda: tuple(self._outputs)
 
     def get_attr(self, name):
@@ -123,6 +142,7 @@ class Operation:
         self._attrs[name] = value
 
     def colocation_groups(self):
+        """Returns the list of colocation groups of the op ("loc:@name")."""
         groups = [g for g in self._attrs.get("_class", ()) if g.startswith("loc:@")]
         return groups or [f"loc:@{self._name}"]
 

@@ -30,6 +30,7 @@ def define_op(name, shape_fn=None, stateful=False, ref_inputs=False):
 
 
 def op_def(name):
+    """The OpDef registered for op type `name`; KeyError for an unknown type."""
     try:
         return _OP_DEFS[name]
     except KeyError:
@@ -37,6 +38,7 @@ def op_def(name):
 
 
 def infer_shapes(op):
+    """The static output shapes of `op` from its type's shape function (unknown if none)."""
     fn = op_def(op.type).shape_fn
     if fn is None:
         return [unknown_shape() for _ in op.outputs]
@@ -57,6 +59,7 @@ class RegisterGradient:
 
 
 def NotDifferentiable(op_type):  # noqa: N802 - TensorFlow's name
+    """Specifies that ops of type `op_type` are not differentiable: gradients stop there."""
     _GRADIENTS[op_type] = None
 
 

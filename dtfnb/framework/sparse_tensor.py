@@ -34,48 +34,60 @@ class SparseTensor:
 
     @classmethod
     def from_value(cls, value):
+        """A SparseTensor from a SparseTensor or a SparseTensorValue."""
         if isinstance(value, SparseTensor):
             return value
         return cls(value.indices, value.values, value.dense_shape)
 
     @property
     def indices(self):
+        """The indices of non-zero values in the represented dense tensor."""
         return self._indices
 
     @property
     def values(self):
+        """The non-zero values in the represented dense tensor."""
         return self._values
 
     @property
     def dense_shape(self):
+        """A 1-D Tensor of int64 representing the shape of the dense tensor."""
         return self._dense_shape
 
     @property
     def dtype(self):
+        """The `DType` of elements in this tensor."""
         return self._values.dtype
 
     @property
     def op(self):
+        """The `Operation` that produces `values` as an output."""
         return self._values.op
 
     @property
     def graph(self):
+        """The `Graph` that contains the index, value, and dense_shape tensors."""
         return self._values.graph
 
     @property
     def shape(self):
+        """Get the `TensorShape` representing the shape of the dense tensor."""
         return self._shape
 
     def get_shape(self):
+        """Get the `TensorShape` representing the shape of the dense tensor."""
         return self._shape
 
     def set_shape(self, shape):
+        """Updates the static shape of the dense tensor (merged with what is known)."""
         self._shape = self._shape.merge_with(shape)
 
     def with_values(self, new_values):
+        """Returns a copy of `self` with `values` replaced by `new_values`."""
         return SparseTensor(self._indices, new_values, self._dense_shape)
 
     def consumers(self):
+        """The ops that consume any of the indices, values or dense_shape tensors."""
         return sorted({op for t in (self._indices, self._values, self._dense_shape)
                        for op in t.consumers()}, key=lambda op: op.name)
 

@@ -16,7 +16,21 @@ _OPERATOR_NAMES = (
 
 
 class Tensor:
-    """The `value_index`-th output of `op`; evaluated by a Session."""
+    """The `value_index`-th output of `op`; evaluated by a Session.
+
+    A Tensor holds no value: it names one output of an op in a graph, with its
+    static dtype and (possibly partial) shape. Operators (`+`, `*`, `[...]`) build
+    new ops.
+
+    ```python
+    x = tf.placeholder(tf.float32, shape=[None, 3], name="x")
+    y = tf.reduce_sum(x * 2.0, axis=1)
+    print(y.name, y.dtype, y.shape)  # Sum:0 <dtype: 'float32'> (?,)
+    with tf.Session() as sess:
+        print(sess.run(y, {x: [[1, 2, 3]]}))       # [12.]
+        print(y.eval({x: [[0, 0, 1]]}))           # [2.], in the default session
+    ```
+    """
 
     __slots__ = ("_op", "_value_index", "_dtype", "_shape", "_consumers", "__weakref__")
 
@@ -32,39 +46,49 @@ class Tensor:
 
     @property
     def op(self):
+        """The `Operation` that produces this tensor as an output."""
         return self._op
 
     @property
     def value_index(self):
+        """The index of this tensor in the outputs of its `Operation`."""
         return self._value_index
 
     @property
     def dtype(self):
+        """The `DType` of elements in this tensor."""
         return self._dtype
 
     @property
     def graph(self):
+        """The `Graph` that contains this tensor."""
         return self._op.graph
 
     @property
     def name(self):
+        """The string name of this tensor ("op_name:index")."""
         return f"{self._op.name}:{self._value_index}"
 
     @property
     def device(self):
+        """The name of the device on which this tensor will be produced, or ""."""
         return self._op.device
 
     @property
     def shape(self):
+        """Returns the `TensorShape` that represents the static shape of this tensor."""
         return self._shape
 
     def get_shape(self):
+        """Alias of `Tensor.shape`."""
         return self._shape
 
     def set_shape(self, shape):
+        """Updates the shape of this tensor (merged with what is known; raises if they differ)."""
         self._shape = self._shape.merge_with(shape)
 
     def consumers(self):
+        """Returns a list of `Operation`s that consume this tensor."""
         return list(self._consumers)
 
     def eval(self, feed_dict=None, session=None):

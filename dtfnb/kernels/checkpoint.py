@@ -40,10 +40,12 @@ _MAGIC = b"dtfnbck1"
 
 
 def data_filename(prefix, shard, num_shards):
+    """The name of a V2 checkpoint's data file for one shard: `prefix.data-00000-of-00001`."""
     return f"{prefix}.data-{shard:05d}-of-{num_shards:05d}"
 
 
 def index_filename(prefix):
+    """The name of a V2 checkpoint's index file: `prefix.index`."""
     return f"{prefix}.index"
 
 

@@ -11,6 +11,25 @@ _REF_INPUT_OPS = set()
 
 
 class KernelDef:
+    """One kernel in the table: its function, the attr values it accepts, and how it runs.
+
+    `register_kernel` makes them; the executor takes `fn` and whether it is
+    `blocking` (waits on a resource: runs on the device's blocking pool) or
+    `expensive` (may run on the inter-op pool beside other work), and the placer asks
+    `has_kernel` which device types can run a node.
+
+    ```python
+    from dtfnb.base import dtypes
+    from dtfnb.kernels.registry import find_kernel, register_kernel
+
+    @register_kernel("MyCube", device="CPU", constraints={"T": [dtypes.float32]})
+    def _my_cube(ctx, step, x):       # ctx.xp is numpy or cupy, as the device's
+        return x ** 3
+
+    kernel = find_kernel("MyCube", "CPU", {"T": dtypes.float32})
+    print(kernel.fn(None, None, 2.0), kernel.blocking)   # 8.0 False
+    ```
+    """
     __slots__ = ("fn", "constraints", "blocking", "expensive")
 
     def __init__(self, fn, constraints, blocking, expensive):
@@ -20,6 +39,7 @@ class KernelDef:
         self.expensive = expensive
 
     def accepts(self, attrs):
+        """Whether this kernel takes a node with these attrs (its dtype constraints hold)."""
         for attr, allowed in self.constraints.items():
             value = attrs.get(attr)
             if value is not None and getattr(value, "base_dtype", value) not in allowed:
@@ -51,6 +71,7 @@ def register_kernel(op_type, device=("CPU", "GPU"), constraints=None, blocking=F
 
 
 def find_kernel(op_type, device_type, attrs):
+    """The kernel for `op_type` on `device_type` that accepts `attrs`, or None."""
     for kernel in _KERNELS.get((op_type, device_type), ()):
         if kernel.accepts(attrs):
             return kernel
@@ -58,12 +79,15 @@ def find_kernel(op_type, device_type, attrs):
 
 
 def has_kernel(op_type, device_type, attrs):
+    """Whether a device of `device_type` can run such a node (what the placer asks)."""
     return find_kernel(op_type, device_type, attrs) is not None
 
 
 def takes_refs(op_type):
+    """Whether `op_type` changes its ref inputs in place, so it must run where they live."""
     return op_type in _REF_INPUT_OPS
 
 
 def known_op(op_type):
+    """Whether any kernel is registered for `op_type`: a task runs only known ops."""
     return any(key[0] == op_type for key in _KERNELS)

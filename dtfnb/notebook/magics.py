@@ -88,6 +88,7 @@ def parse_cluster(text):
 
 @magics_class
 class ClusterMagics(Magics):
+    """The `%cluster` / `%%cluster` magics: start, show and stop local clusters in a notebook."""
     def __init__(self, shell):
         super().__init__(shell)
         self._views = {}   # cluster name -> its ClusterView

@@ -36,6 +36,7 @@ class Initializer:
 
 
 class Zeros(Initializer):
+    """Initializer that generates tensors initialized to 0."""
     def __init__(self, dtype=dtypes.float32):
         self.dtype = dtypes.as_dtype(dtype)
 
@@ -47,6 +48,7 @@ class Zeros(Initializer):
 
 
 class Ones(Initializer):
+    """Initializer that generates tensors initialized to 1."""
     def __init__(self, dtype=dtypes.float32):
         self.dtype = dtypes.as_dtype(dtype)
 
@@ -78,6 +80,7 @@ class Constant(Initializer):
 
 
 class RandomUniform(Initializer):
+    """Initializer that generates tensors with a uniform distribution in [minval, maxval)."""
     def __init__(self, minval=0, maxval=None, seed=None, dtype=dtypes.float32):
         self.minval, self.maxval, self.seed = minval, maxval, seed
         self.dtype = dtypes.as_dtype(dtype)
@@ -92,6 +95,7 @@ class RandomUniform(Initializer):
 
 
 class RandomNormal(Initializer):
+    """Initializer that generates tensors with a normal distribution."""
     def __init__(self, mean=0.0, stddev=1.0, seed=None, dtype=dtypes.float32):
         self.mean, self.stddev, self.seed = mean, stddev, seed
         self.dtype = _assert_float_dtype(dtype)
@@ -106,6 +110,9 @@ class RandomNormal(Initializer):
 
 
 class TruncatedNormal(RandomNormal):
+    """Initializer that generates a truncated normal distribution: values more than two
+    standard deviations from the mean are drawn again.
+    """
     def __call__(self, shape, dtype=None, partition_info=None):
         return random_ops.truncated_normal(shape, self.mean, self.stddev, dtype or self.dtype,
                                            seed=self.seed)

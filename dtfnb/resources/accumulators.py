@@ -44,6 +44,26 @@ class Accumulator:
     """What dense and sparse accumulators share: the global step, the count, the takes.
 
     Subclasses check (`_validate`), add (`_add`) and reduce (`_reduce`) gradients.
+
+    The state behind `tf.ConditionalAccumulator`, which SyncReplicasOptimizer puts
+    beside each variable: a gradient computed at a step older than the global step
+    is dropped (stale), and `take_grad` waits for `num_required` of them and
+    returns their mean (or sum), starting a new round.
+
+    ```python
+    import numpy as np
+    from dtfnb.base import dtypes
+    from dtfnb.resources.accumulators import ConditionalAccumulator
+    from dtfnb.runtime.step import Step
+
+    acc = ConditionalAccumulator("acc", dtypes.float32, (2,))
+    acc.apply_grad(0, np.float32([1, 2]))
+    acc.apply_grad(0, np.float32([3, 4]))
+    print(acc.take_grad(Step(), 2))             # [2. 3.]
+    acc.set_global_step(1)
+    acc.apply_grad(0, np.float32([9, 9]))       # stale: dropped
+    print(acc.num_accumulated())                # 0
+    ```
     """
 
     kind = None
@@ -78,10 +98,14 @@ class Accumulator:
     # -- what kernels call ---------------------------------------------------------------
 
     def num_accumulated(self):
+        """How many gradients were added since the last take."""
         with self._cond:
             return self.counter
 
     def set_global_step(self, new_global_step):
+        """Moves the global step on, so that gradients computed before it are dropped (a
+        smaller one is logged and kept, as TensorFlow does).
+        """
         with self._cond:
             if new_global_step < self.global_step:
                 log.warning("Attempt to set the global step of accumulator '%s' to a smaller "

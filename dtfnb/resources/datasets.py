@@ -25,12 +25,14 @@ from dtfnb.resources.tfrecord import RecordReader
 
 
 def string_scalar(value):
+    """A 0-d object array holding `value` (bytes): a tf.string scalar."""
     array = np.empty((), dtype=object)
     array[()] = value
     return array
 
 
 class TensorSlices:
+    """TensorSliceDataset: one element per row of the components (all equally long)."""
     def __init__(self, components):
         sizes = {len(c) if np.ndim(c) else None for c in components}
         if len(sizes) != 1:
@@ -44,6 +46,7 @@ class TensorSlices:
 
 
 class Tensors:
+    """TensorDataset: the components as its single element."""
     def __init__(self, components):
         self.components = tuple(components)
 
@@ -52,6 +55,7 @@ class Tensors:
 
 
 class Range:
+    """RangeDataset: int64 scalars from `start` to `stop` by `step`."""
     def __init__(self, start, stop, step):
         if step == 0:
             raise InvalidArgumentError(None, None, "step must be a non-zero integer.")
@@ -62,6 +66,7 @@ class Range:
 
 
 class Zip:
+    """ZipDataset: elements of all datasets side by side, until the shortest ends."""
     def __init__(self, datasets):
         self.datasets = datasets
 
@@ -71,6 +76,7 @@ class Zip:
 
 
 class Concatenate:
+    """ConcatenateDataset: the elements of `first`, then those of `second`."""
     def __init__(self, first, second):
         self.first, self.second = first, second
 
@@ -79,6 +85,7 @@ class Concatenate:
 
 
 class Repeat:
+    """RepeatDataset: `count` passes over the dataset (count < 0: forever)."""
     def __init__(self, dataset, count):
         self.dataset, self.count = dataset, int(count)
 
@@ -94,6 +101,7 @@ class Repeat:
 
 
 class Skip:
+    """SkipDataset: all but the first `count` elements (count < 0: none)."""
     def __init__(self, dataset, count):
         self.dataset, self.count = dataset, int(count)
 
@@ -104,6 +112,7 @@ class Skip:
 
 
 class Take:
+    """TakeDataset: the first `count` elements (count < 0: all)."""
     def __init__(self, dataset, count):
         self.dataset, self.count = dataset, int(count)
 
@@ -113,6 +122,9 @@ class Take:
 
 
 class Batch:
+    """BatchDataset: elements stacked `batch_size` at a time; a short last batch is kept
+    unless `drop_remainder`.
+    """
     def __init__(self, dataset, batch_size, drop_remainder):
         if batch_size <= 0:
             raise InvalidArgumentError(None, None, "Batch size must be greater than zero.")
@@ -128,6 +140,7 @@ class Batch:
 
     @staticmethod
     def stack(batch):
+        """One batch from a list of elements: each component stacked along a new axis 0."""
         try:
             return tuple(stacking.stack(parts) for parts in zip(*batch))
         except ValueError:
@@ -140,11 +153,15 @@ class Batch:
 
 
 class PaddedBatch(Batch):
+    """PaddedBatchDataset: batches whose components are padded with `padding_values` to
+    `padded_shapes` (-1: the longest in the batch).
+    """
     def __init__(self, dataset, batch_size, drop_remainder, padded_shapes, padding_values):
         super().__init__(dataset, batch_size, drop_remainder)
         self.shapes, self.values = padded_shapes, padding_values
 
     def stack(self, batch):
+        """One batch, each component padded to its padded shape with its padding value."""
         out = []
         for k, parts in enumerate(zip(*batch)):
             shape = [max(np.shape(p)[d] for p in parts) if n < 0 else int(n)
@@ -193,6 +210,7 @@ class Shuffle:
 
 
 class Map:
+    """MapDataset: `fn` (a traced function) of each element and the captured values."""
     def __init__(self, dataset, fn, captured):
         self.dataset, self.fn, self.captured = dataset, fn, list(captured)
 
@@ -202,6 +220,7 @@ class Map:
 
 
 class Filter(Map):
+    """FilterDataset: the elements for which the traced predicate is true."""
     def __iter__(self):
         for element in self.dataset:
             (keep,) = self.fn([*element, *self.captured])
@@ -210,6 +229,7 @@ class Filter(Map):
 
 
 class FlatMap(Map):
+    """FlatMapDataset: the elements of the dataset `fn` returns for each element."""
     def __iter__(self):
         for element in self.dataset:
             (inner,) = self.fn([*element, *self.captured])
@@ -293,6 +313,7 @@ class _Files:
 
 
 class TextLines(_Files):
+    """TextLineDataset: the lines of the files, without their line endings."""
     def __init__(self, filenames, compression_type):
         super().__init__(filenames)
         self.compression = compression_type
@@ -305,6 +326,7 @@ class TextLines(_Files):
 
 
 class TFRecords(TextLines):
+    """TFRecordDataset: the records of the TFRecord files."""
     def __iter__(self):
         for path in self.filenames:
             reader = RecordReader(path, self.compression)
@@ -316,6 +338,9 @@ class TFRecords(TextLines):
 
 
 class FixedLengthRecords(_Files):
+    """FixedLengthRecordDataset: records of `record_bytes` between a header and a footer
+    of each file.
+    """
     def __init__(self, filenames, header_bytes, record_bytes, footer_bytes):
         super().__init__(filenames)
         if record_bytes <= 0:
@@ -344,21 +369,33 @@ _NOT_INITIALIZED = (
 
 
 class IteratorResource:
-    """An iterator over a dataset, advanced by IteratorGetNext; (re)set by MakeIterator."""
+    """An iterator over a dataset, advanced by IteratorGetNext; (re)set by MakeIterator.
+
+    ```python
+    from dtfnb.resources.datasets import IteratorResource, Range
+
+    iterator = IteratorResource()
+    iterator.initialize(Range(0, 3, 1))  # what MakeIterator does
+    print(iterator.get_next())           # (array(0),); OutOfRangeError after the last
+    ```
+    """
 
     def __init__(self):
         self._elements = None
         self._lock = threading.Lock()
 
     def initialize(self, dataset):
+        """Starts a new pass over `dataset` (what MakeIterator does)."""
         with self._lock:
             self._elements = iter(dataset)
 
     @property
     def initialized(self):
+        """Whether MakeIterator has run."""
         return self._elements is not None
 
     def get_next(self):
+        """The next element; OutOfRangeError at the end, FailedPreconditionError before init."""
         with self._lock:
             if self._elements is None:
                 raise FailedPreconditionError(None, None, _NOT_INITIALIZED)

@@ -76,6 +76,24 @@ class FIFOQueue:
     `shapes` is a list of tuples (None for an unknown dimension), or empty when the
     components have no specified shapes. `on_change(queue)` is called, under the
     lock, whenever the size or the closed state changed.
+
+    The state behind `tf.FIFOQueue`: its kernels call these methods with their step,
+    and a blocked enqueue or dequeue waits under the step's deadline and
+    cancellation. Closed and empty, a dequeue raises OutOfRangeError.
+
+    ```python
+    import numpy as np
+    from dtfnb.base import dtypes
+    from dtfnb.resources.queues import FIFOQueue
+    from dtfnb.runtime.step import Step
+
+    step = Step()
+    queue = FIFOQueue("q", [dtypes.int32], [()], capacity=2)
+    queue.enqueue_many(step, [np.int32([1, 2])])
+    print(queue.size(), queue.dequeue(step))    # 2 (np.int32(1),)
+    queue.close(step)
+    print(queue.dequeue_many(step, 1))          # the rest; then OutOfRangeError
+    ```
     """
 
     kind = "FIFOQueue"  # how its messages name it
@@ -124,6 +142,7 @@ class FIFOQueue:
         return len(self._items)
 
     def size(self):
+        """The number of elements in the queue now."""
         with self._lock:
             return len(self._items)
 
@@ -157,12 +176,14 @@ class FIFOQueue:
         return shapes == self.shapes
 
     def enqueue(self, step, components):
+        """Adds one element (a tuple of components), waiting while the queue is full."""
         components = self._own(components)
         self._validate(components)
         self._wait(step, _Attempt(step, self._run_enqueue, rows=[tuple(components)]),
                    self._enqueues)
 
     def enqueue_many(self, step, components):
+        """Adds the rows of `components` (each sliced along axis 0), waiting for room."""
         components = self._own(components)
         self._validate_many(components)
         if len(components[0]) == 0:  # zero rows succeed, even on a closed queue
@@ -188,6 +209,9 @@ class FIFOQueue:
         return self._batch(self._wait(step, attempt, self._dequeues))
 
     def close(self, step, cancel_pending_enqueues=False):
+        """Closes the queue once the pending enqueues are done, or at once cancelling them;
+        dequeues then take what is left and fail with OutOfRangeError after.
+        """
         if not cancel_pending_enqueues:  # queued behind the pending enqueues
             self._wait(step, _Attempt(step, self._run_close), self._enqueues)
             return
@@ -201,6 +225,7 @@ class FIFOQueue:
             self._flush(changed=True, wake=True)
 
     def is_closed(self):
+        """Whether the queue was closed."""
         with self._lock:
             return self.closed
 

@@ -12,6 +12,7 @@ class RandomIndices:
         self._uniforms = []
 
     def below(self, n):
+        """A uniform random index in [0, n)."""
         if not self._uniforms:
             self._uniforms = self._rng.random(256).tolist()
         return int(self._uniforms.pop() * n)

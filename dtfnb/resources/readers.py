@@ -49,7 +49,27 @@ class _Owned:
 
 class ReaderBase:
     """Records from the work units of a queue; `name` says which reader in messages
-    ("TextLineReader 'node'", as TensorFlow's)."""
+    ("TextLineReader 'node'", as TensorFlow's).
+
+    The state behind `tf.TextLineReader` and the others: `read` takes a work unit
+    (a filename) from a queue when the current one is used up, and returns its next
+    (key, value). Subclasses say how a work unit becomes records (`_work_records`).
+
+    ```python
+    import numpy as np
+    from dtfnb.base import dtypes
+    from dtfnb.resources.queues import FIFOQueue
+    from dtfnb.resources.readers import IdentityReader
+    from dtfnb.runtime.step import Step
+
+    step = Step()
+    filenames = FIFOQueue("filenames", [dtypes.string], [()], capacity=-1)
+    filenames.enqueue_many(step, [np.array([b"a.csv", b"b.csv"], dtype=object)])
+    reader = IdentityReader("IdentityReader 'reader'")
+    print(reader.read(step, filenames))         # (b'a.csv', b'a.csv')
+    print(reader.work_units_completed)
+    ```
+    """
 
     def __init__(self, name):
         self.name = name

@@ -12,18 +12,39 @@ _CONTAINER_RE = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\-/]*$")
 
 
 def check_container(container):
+    """Raises InvalidArgumentError for a container name TensorFlow would refuse."""
     if container and not _CONTAINER_RE.match(container):
         raise InvalidArgumentError(None, None,
                                    f"container contains invalid characters: {container}")
 
 
 def check_shared_name(name):
+    """Raises InvalidArgumentError for a shared_name starting with '_' (reserved)."""
     if name.startswith("_"):
         raise InvalidArgumentError(None, None, f"shared_name cannot start with '_':{name}")
 
 
 class ResourceMgr:
-    """Holds resources by container; `cleanup(container)` drops a whole container."""
+    """Holds resources by container; `cleanup(container)` drops a whole container.
+
+    Each device has one. Stateful kernels (variables, queues, readers,
+    accumulators) find their resource by (container, shared_name), creating it on
+    first use, so every session and every task that names it shares it, and it
+    lives until its container is reset (`tf.Session.reset(target, [container])`).
+
+    ```python
+    import numpy as np
+    from dtfnb.base import dtypes
+    from dtfnb.resources.resource_mgr import ResourceMgr
+    from dtfnb.resources.variable import VariableResource
+
+    mgr = ResourceMgr()
+    w = mgr.lookup_or_create("", "w", lambda: VariableResource("w", dtypes.float32, (2,)))
+    assert mgr.lookup("", "w") is w      # what a second session's kernel finds
+    w.assign(np.zeros(2, np.float32))
+    mgr.cleanup("")                      # now lookup raises NotFoundError
+    ```
+    """
 
     def __init__(self):
         self._containers = {}
@@ -40,6 +61,7 @@ class ResourceMgr:
             return resource
 
     def lookup(self, container, name):
+        """The resource named `name` in `container`; NotFoundError if there is none."""
         with self._lock:
             resource = self._containers.get(container, {}).get(name)
         if resource is None:
@@ -47,6 +69,7 @@ class ResourceMgr:
         return resource
 
     def cleanup(self, container):
+        """Drops every resource of `container`, closing those that ask to be (queues)."""
         with self._lock:
             dropped = self._containers.pop(container, {})
         for resource in dropped.values():
@@ -55,5 +78,6 @@ class ResourceMgr:
                 close()
 
     def containers(self):
+        """Container name -> the names of its resources (for monitoring and tests)."""
         with self._lock:
             return {c: list(r) for c, r in self._containers.items()}

@@ -35,6 +35,7 @@ _TABLE = _crc_table()
 
 
 def crc32c(data):
+    """The CRC-32C (Castagnoli) checksum of `data`, as TFRecord frames use."""
     if _fast_crc32c is not None:
         return _fast_crc32c(bytes(data))
     crc, table = 0xFFFFFFFF, _TABLE
@@ -94,6 +95,7 @@ class RecordWriter:
         self._buffered = 0
 
     def write(self, record):
+        """Appends one record (bytes, or str as UTF-8) with its length and checksums."""
         if self._file is None:
             raise FailedPreconditionError(None, None, "Writer is closed.")
         if isinstance(record, str):
@@ -111,6 +113,7 @@ class RecordWriter:
         self._file.write(chunk)
 
     def flush(self):
+        """Writes what is buffered (and compressed so far) to the file."""
         if self._file is None:
             raise FailedPreconditionError(None, None, "Writer is closed.")
         if self._compressor is not None:
@@ -118,6 +121,7 @@ class RecordWriter:
         self._file.flush()
 
     def close(self):
+        """Finishes the compressed stream, if any, and closes the file."""
         if self._file is None:
             return
         if self._compressor is not None:
@@ -219,4 +223,5 @@ class RecordReader:
         return item[1], self.offset
 
     def close(self):
+        """Closes the file."""
         self._stream.close()

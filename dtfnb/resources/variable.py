@@ -10,6 +10,23 @@ from dtfnb.base.errors import FailedPreconditionError, InvalidArgumentError
 
 
 class VariableResource:
+    """The value of one ref variable, held in its device's ResourceMgr.
+
+    `tf.Variable`'s VariableV2 op outputs this resource itself (a ref); Assign and
+    the update kernels replace `value`, and any other op reads it through
+    `value_of`. Reading one that was never assigned raises FailedPreconditionError.
+
+    ```python
+    import numpy as np
+    from dtfnb.base import dtypes
+    from dtfnb.resources.variable import VariableResource, value_of
+
+    w = VariableResource("w", dtypes.float32, (2,))
+    w.assign(np.zeros(2, np.float32))
+    w.update(lambda value: value + 1)    # what AssignAdd does, under the lock
+    print(value_of(w), w.initialized)    # [1. 1.] True
+    ```
+    """
     __slots__ = ("name", "dtype", "shape", "value", "lock", "__weakref__")
 
     def __init__(self, name, dtype, shape):
@@ -21,9 +38,11 @@ class VariableResource:
 
     @property
     def initialized(self):
+        """Whether the variable has been assigned a value."""
         return self.value is not None
 
     def read(self):
+        """The current value; FailedPreconditionError if never assigned."""
         value = self.value
         if value is None:
             raise FailedPreconditionError(None, None,
@@ -31,6 +50,7 @@ class VariableResource:
         return value
 
     def assign(self, value, validate_shape=True):
+        """Sets the value (an array it keeps and never changes in place)."""
         if validate_shape and self.shape is not None and tuple(value.shape) != self.shape:
             raise InvalidArgumentError(
                 None, None, "Assign requires shapes of both tensors to match. "

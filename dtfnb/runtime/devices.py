@@ -15,6 +15,19 @@ class Device:
 
     `events` is its task's EventLog (None outside a task): kernels publish queue and
     variable-update events there, after checking `events.watching` if they are frequent.
+    A task makes its devices with `create_devices` from the session config; kernels
+    see theirs as `ctx.device`, its arrays as `ctx.xp` and resources as
+    `ctx.resource_mgr`.
+
+    ```python
+    from dtfnb.runtime.devices import Device
+
+    cpu = Device("worker", 0, "CPU", 0)
+    print(cpu.name, cpu.description)  # /job:worker/replica:0/task:0/device:CPU:0 numpy
+    gpu = Device("worker", 0, "GPU", 0, emulated=True)   # numpy under GPU kernel rules
+    print(gpu.description)
+    cpu.close()
+    ```
     """
 
     def __init__(self, job, task, device_type, index, xp=np, emulated=False, pool_size=2,
@@ -39,6 +52,7 @@ class Device:
 
     @property
     def description(self):
+        """What runs the device's kernels, for logs and device lists."""
         if self.emulated:
             return "emulated GPU: numpy kernels under GPU kernel rules"
         if self.device_type == "GPU":
@@ -68,6 +82,7 @@ class Device:
         return self._blocking_pool
 
     def close(self):
+        """Shuts the device's thread pools down, waiting for their work."""
         for pool in (self._pool, self._blocking_pool):
             if pool is not None:
                 pool.shutdown(wait=True)

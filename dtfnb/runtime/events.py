@@ -23,6 +23,16 @@ class EventLog:
     check `watching` first, so that a task nobody watches pays nothing for them.
     Kernels reach the log as `device.events`. A published event is shared by every
     subscriber: nobody may change it afterwards.
+
+    ```python
+    server = tf.train.Server.create_local_server()
+    watch = server.events.subscribe(["queue"], replay=True)
+    q = tf.FIFOQueue(10, tf.float32)
+    with tf.Session(server.target) as sess:
+        sess.run(q.enqueue(1.0))
+    print(watch.get(timeout=1).queue)     # name, size, capacity of the queue
+    watch.close()
+    ```
     """
 
     def __init__(self, task, keep=1000):
@@ -34,6 +44,7 @@ class EventLog:
 
     @property
     def watching(self):
+        """Whether anyone subscribes: producers of frequent events skip them otherwise."""
         return bool(self._subscriptions)
 
     def publish(self, event):

@@ -53,6 +53,7 @@ class SessionState:
         self._lock = threading.Lock()
 
     def node_state(self, name):
+        """The dict a node's kernel keeps across steps of this session."""
         with self._lock:
             return self._node_state.setdefault(name, {})
 
@@ -66,7 +67,32 @@ _delivering = threading.local()  # set while a thread runs nodes for a tensor it
 
 
 class Executor:
-    """Runs a fixed partition (a list of runtime Nodes) on one device, any number of times."""
+    """Runs a fixed partition (a list of runtime Nodes) on one device, any number of times.
+
+    Built once per partition when a worker registers a graph (kernel lookup,
+    dependency counts, what may run on a pool); `run(step)` then executes it for one
+    step: `_Feed` nodes read `step.feeds`, `_Fetch` nodes write `step.fetched`, and
+    `_Send`/`_Recv` meet other partitions in the step's rendezvous.
+
+    ```python
+    import numpy as np
+    import dtfnb.kernels             # registers every kernel
+    from dtfnb.base import dtypes
+    from dtfnb.runtime.devices import Device
+    from dtfnb.runtime.executor import Executor, SessionState
+    from dtfnb.runtime.nodes import Node
+    from dtfnb.runtime.step import Step
+
+    f32 = dtypes.float32
+    nodes = [Node("x", "_Feed", attrs={"tensor_name": "x:0"}, output_types=[f32]),
+             Node("y", "Square", [("x", 0)], attrs={"T": f32}, output_types=[f32]),
+             Node("out", "_Fetch", [("y", 0)], attrs={"index": 0})]
+    executor = Executor(nodes, Device("localhost", 0, "CPU", 0), SessionState("demo"))
+    step = Step(feeds={"x:0": np.float32([1, 2, 3])})
+    executor.run(step)
+    print(step.fetched[0])           # [1. 4. 9.]
+    ```
+    """
 
     def __init__(self, nodes, device, session_state):
         self.device = device

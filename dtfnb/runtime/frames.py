@@ -29,13 +29,26 @@ _NORMAL, _MERGE, _ENTER, _EXIT, _NEXT = range(5)
 
 
 def has_control_flow(nodes):
+    """Whether a partition needs frames: any Switch, Merge, Enter, Exit or NextIteration."""
     return any(node.op in CONTROL_FLOW_OPS for node in nodes)
 
 
 class FrameGraph:
     """What a partition's nodes mean for frames, computed once: each node's kind, its
     out-edges as (consumer, output indices read, whether a control edge too), the
-    dependency count each node starts an iteration with, and the Enters per frame."""
+    dependency count each node starts an iteration with, and the Enters per frame.
+
+    An Executor builds one for a partition with control flow (`has_control_flow`)
+    and a FrameState from it for each run:
+
+    ```python
+    graph = FrameGraph(nodes, out_base)   # out_base[i]: node i's first output slot
+    state = FrameState(graph)
+    ready = state.start()                 # [(node, Iteration, dead), ...]
+    # run each ready node, then: ready += state.finish(node, iteration, outputs)
+    # until state.done
+    ```
+    """
 
     def __init__(self, nodes, out_base):
         index = {node.name: i for i, node in enumerate(nodes)}
@@ -114,7 +127,11 @@ class Iteration:
 class FrameState:
     """The frames of one run of a partition. `start()` gives the first ready items and
     each `finish(...)` the items a node's outputs made ready: (node, Iteration, dead),
-    dead when the node must not run. `done` once the root frame has ended."""
+    dead when the node must not run. `done` once the root frame has ended.
+
+    It keeps no threads and does no I/O, so a run's order is easy to test; see
+    FrameGraph for how an executor drives it.
+    """
 
     def __init__(self, graph):
         self.graph = graph
@@ -123,6 +140,7 @@ class FrameState:
         self._ready = []
 
     def start(self):
+        """Starts the run: the items ready in the root frame's first iteration."""
         self._ready = []
         iteration = self._iteration(self.root, 0)
         for j in self.graph.roots:

@@ -14,7 +14,19 @@ from dtfnb.runtime.step import Step
 
 
 class FunctionLibrary:
-    """The FunctionDefs one session registered on one task, instantiated on demand."""
+    """The FunctionDefs one session registered on one task, instantiated on demand.
+
+    tf.data traces the functions given to `map`, `filter`... into FunctionDefs; they
+    travel in the GraphDef's library with each registered graph, and a dataset
+    kernel asks for a callable on its device when it first needs one:
+
+    ```python
+    library = FunctionLibrary()
+    library.add(graph_def.library.function)
+    square = library.instantiate("square_fn", device)
+    outputs = square([np.float32(3)])     # runs the body's nodes in an Executor
+    ```
+    """
 
     def __init__(self):
         self._defs = {}
@@ -22,6 +34,7 @@ class FunctionLibrary:
         self._lock = threading.Lock()
 
     def add(self, function_defs):
+        """Registers FunctionDefs (a GraphDef's library), replacing ones of the same name."""
         with self._lock:
             self._defs.update((f.name, f) for f in function_defs)
 

@@ -9,7 +9,21 @@ OUTPUT_TYPES_ATTR = "_output_types"
 
 
 class Node:
-    """One node: `inputs` are (source node name, output index); attrs are Python values."""
+    """One node: `inputs` are (source node name, output index); attrs are Python values.
+
+    What the runtime sees of a NodeDef once decoded: placement, partitioning and the
+    executor work on lists of Nodes, never on a Python Graph.
+
+    ```python
+    from dtfnb.base import dtypes
+    from dtfnb.runtime.nodes import Node, node_from_node_def
+
+    node = Node("y", "Square", [("x", 0)], attrs={"T": dtypes.float32},
+                output_types=[dtypes.float32])
+    node_def = node.to_node_def(device="/job:localhost/replica:0/task:0/device:CPU:0")
+    print(node_from_node_def(node_def).inputs)          # [('x', 0)]
+    ```
+    """
 
     __slots__ = ("name", "op", "inputs", "control_inputs", "requested_device", "attrs",
                  "output_types")
@@ -25,6 +39,7 @@ class Node:
         self.output_types = list(output_types)
 
     def to_node_def(self, device=""):
+        """The NodeDef of this node, placed on `device`, with its output types as an attr."""
         node = graph_pb2.NodeDef(name=self.name, op=self.op, device=device)
         node.input.extend(src if idx == 0 else f"{src}:{idx}" for src, idx in self.inputs)
         node.input.extend("^" + name for name in self.control_inputs)
@@ -46,6 +61,7 @@ def parse_input(text):
 
 
 def node_from_node_def(node_def):
+    """The Node of a NodeDef: inputs parsed, attrs decoded to Python values."""
     inputs, controls = [], []
     for text in node_def.input:
         if text.startswith("^"):
@@ -84,4 +100,5 @@ def check_registered(nodes):
 
 
 def is_ref_type(dtype):
+    """Whether `dtype` is a ref type (a variable's output)."""
     return dtypes.as_dtype(dtype).is_ref_dtype

@@ -21,6 +21,7 @@ from dtfnb.runtime.nodes import Node
 
 
 def tensor_key(name, index):
+    """The name of output `index` of node `name`, as feeds and fetches key it."""
     return f"{name}:{index}"
 
 

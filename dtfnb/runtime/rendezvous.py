@@ -21,6 +21,25 @@ _SWEEP_SECONDS = 0.25
 
 
 class Rendezvous:
+    """Where the `_Send` and `_Recv` kernels of one step meet, by key.
+
+    A send never blocks: the value waits in `items` until received. A receive
+    either blocks in `recv` (under the step's deadline and cancellation) or, as an
+    executor does, registers a callback with `when_ready`, which the send then runs
+    on its own thread. Keys name the source device, destination device and tensor
+    as TensorFlow's do; each is sent and received once.
+
+    ```python
+    from dtfnb.runtime.rendezvous import Rendezvous
+    from dtfnb.runtime.step import Step
+
+    rendezvous = Rendezvous()
+    rendezvous.send("/cpu:0;/cpu:1;x:0", 1.0)
+    print(rendezvous.recv(Step(), "/cpu:0;/cpu:1;x:0"))          # 1.0
+    print(rendezvous.when_ready("y:0", lambda: print("arrived")))  # False
+    rendezvous.send("y:0", 2.0)                                   # prints "arrived"
+    ```
+    """
     __slots__ = ("items", "cond", "_callbacks")
 
     def __init__(self):
@@ -29,6 +48,7 @@ class Rendezvous:
         self._callbacks = {}
 
     def send(self, key, value):
+        """Puts `value` under `key` and runs the receiver's callback, if one waits; never blocks."""
         with self.cond:
             self.items[key] = value
             callback = self._callbacks.pop(key, None)
@@ -37,6 +57,8 @@ class Rendezvous:
             callback()
 
     def recv(self, step, key):
+        """Takes the value under `key`, waiting for it under the step's deadline and cancellation.
+        """
         with self.cond:
             if key not in self.items:
                 step.wait(self.cond, lambda: key in self.items, backstop=True)
@@ -60,6 +82,17 @@ class RendezvousTable:
     are held within `limit_bytes` ($DTFNB_EARLY_TENSOR_BYTES), the oldest steps' dropped
     first (such a step fails with ResourceExhaustedError if it starts after all), and
     for `orphan_seconds` at most, swept by a thread that runs while there are any.
+
+    ```python
+    from dtfnb.runtime.rendezvous import RendezvousTable
+    from dtfnb.runtime.step import Step
+
+    table = RendezvousTable()
+    table.deliver(7, "x:0", 1.0)     # a peer's tensor, before step 7 starts here
+    rendezvous = table.start(7)      # the worker's RunGraph for step 7
+    print(rendezvous.recv(Step(step_id=7), "x:0"))   # 1.0
+    table.finish(7)                  # later tensors for step 7 are dropped
+    ```
     """
 
     _FINISHED_KEPT = 4096
@@ -75,6 +108,9 @@ class RendezvousTable:
         self._lock = threading.Lock()
 
     def deliver(self, step_id, key, value):
+        """Sends a tensor from a peer into the rendezvous of step `step_id`, even before the
+        step starts here; dropped if the step already ended.
+        """
         with self._lock:
             if step_id in self._finished:
                 return
@@ -111,6 +147,7 @@ class RendezvousTable:
             return entry[0]
 
     def finish(self, step_id):
+        """Forgets step `step_id`: its rendezvous goes, and later tensors for it are dropped."""
         with self._lock:
             self._drop(step_id, None)
 

@@ -9,6 +9,7 @@ _DIM = tensor_pb2.TensorShapeProto.Dim
 
 
 class DeviceStats:
+    """The nodes one device ran in a traced step: (name, start, end, thread, outputs)."""
     __slots__ = ("device", "records", "_lock")
 
     def __init__(self, device):
@@ -17,13 +18,27 @@ class DeviceStats:
         self._lock = threading.Lock()
 
     def record(self, node_name, start, end, outputs):
+        """Records that node `node_name` ran from `start` to `end` producing `outputs`."""
         described = [(getattr(v, "nbytes", 0), getattr(v, "shape", ())) for v in outputs]
         with self._lock:
             self.records.append((node_name, start, end, threading.get_ident(), described))
 
 
 class StepStatsCollector:
-    """Collects what every executor of a step ran; converts to a StepStats proto."""
+    """Collects what every executor of a step ran; converts to a StepStats proto.
+
+    A run with `RunOptions(trace_level=FULL_TRACE)` gets one; its step stats come
+    back in `RunMetadata.step_stats`:
+
+    ```python
+    options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+    metadata = tf.RunMetadata()
+    with tf.Session() as sess:
+        sess.run(tf.reduce_sum(tf.ones([10])), options=options, run_metadata=metadata)
+    for device in metadata.step_stats.dev_stats:
+        print(device.device, [node.node_name for node in device.node_stats])
+    ```
+    """
 
     def __init__(self):
         self._devices = {}
@@ -44,10 +59,12 @@ class StepStatsCollector:
             return stats
 
     def add_proto(self, step_stats):
+        """Adds the StepStats another task sent back for this step."""
         with self._lock:
             self._remote.append(step_stats)
 
     def to_proto(self, step_stats=None):
+        """The StepStats of the step: every device here and those other tasks sent."""
         step_stats = step_stats if step_stats is not None else config_pb2.StepStats()
         for name, stats in sorted(self._devices.items()):
             dev = step_stats.dev_stats.add(device=name)

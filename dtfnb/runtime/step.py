@@ -68,6 +68,29 @@ class Step:
     cancellation callbacks) and fails, so no partition waits forever. `outbound`,
     set by a worker of a cluster, carries sends to devices of other tasks: it may
     hold them until `flush()`, which an executor calls before its thread waits.
+
+    A kernel waits through its step, so that a deadline or an abort ends the wait:
+
+    ```python
+    import threading
+    from dtfnb.base.errors import CancelledError
+    from dtfnb.runtime.step import Step
+
+    step = Step(timeout_ms=5000)     # a RunOptions deadline
+    cond = threading.Condition()
+    threading.Timer(0.1, step.abort, [CancelledError(None, None, "stop")]).start()
+    with cond:
+        try:
+            step.wait(cond, lambda: False)    # what a blocked dequeue does
+        except CancelledError as error:
+            print("woken:", error.message)
+    ```
+
+    Args:
+      timeout_ms: the run's deadline in milliseconds (0: none).
+      feeds: tensor name -> value, read by `_Feed` kernels.
+      stats: a StepStatsCollector when the run is traced, else None.
+      step_id: the id the master chose (a worker of a cluster passes it on).
     """
 
     __slots__ = ("id", "deadline", "feeds", "fetched", "stats", "error", "_rendezvous",
@@ -143,6 +166,7 @@ class Step:
         return token
 
     def remove_on_abort(self, token):
+        """Unregisters the callback that `on_abort` returned `token` for."""
         with self._lock:
             self._callbacks.pop(token, None)
 
@@ -188,6 +212,9 @@ class Step:
 
     @property
     def rendezvous(self):
+        """Where this step's partitions exchange tensors: made on first use, or the task's
+        one for this step id (set by a worker of a cluster).
+        """
         if self._rendezvous is None:
             with self._lock:
                 if self._rendezvous is None:
@@ -199,6 +226,7 @@ class Step:
         self._rendezvous = rendezvous
 
     def send(self, key, value):
+        """Sends a tensor to another partition: into the rendezvous, or held by `outbound`."""
         if self.outbound is None:
             self.rendezvous.send(key, value)
         else:
@@ -210,6 +238,7 @@ class Step:
             self.outbound.flush(self)
 
     def recv(self, key):
+        """Receives the tensor under `key` from the rendezvous, waiting for it."""
         return self.rendezvous.recv(self, key)
 
 

@@ -21,6 +21,7 @@ _GLOBAL_STEP_READ_KEY = "global_step_read_op_cache"
 
 
 class NanLossDuringTrainingError(RuntimeError):
+    """Raised by NanTensorHook (fail_on_nan_loss=True) when the loss is NaN."""
     def __str__(self):
         return "NaN loss during training."
 
@@ -83,6 +84,7 @@ class SecondOrStepTimer:
         self.reset()
 
     def reset(self):
+        """Forgets the last trigger, so that the next step triggers."""
         self._last_triggered_step = None
         self._last_triggered_time = None
 
@@ -108,6 +110,7 @@ class SecondOrStepTimer:
         return elapsed
 
     def last_triggered_step(self):
+        """The step of the last trigger, or None."""
         return self._last_triggered_step
 
 
@@ -133,16 +136,20 @@ class StopAtStepHook(SessionRunHook):
         self._last_step = last_step
 
     def begin(self):
+        """Finds the global step (which the hook requires)."""
         self._global_step_tensor = _required_global_step_read("StopAtStepHook")
 
     def after_create_session(self, session, coord):
+        """Fixes the last step from `num_steps` once the global step is known."""
         if self._last_step is None:
             self._last_step = int(session.run(self._global_step_tensor)) + self._num_steps
 
     def before_run(self, run_context):
+        """Asks each run for the global step."""
         return SessionRunArgs(self._global_step_tensor)
 
     def after_run(self, run_context, run_values):
+        """Requests a stop once the global step reaches the last step."""
         # The value read may predate this run's increment: check the real one before stopping.
         if run_values.results + 1 >= self._last_step:
             if run_context.session.run(self._global_step_tensor) >= self._last_step:
@@ -153,16 +160,16 @@ class CheckpointSaverListener:
     """Called by CheckpointSaverHook around each save; `after_save` returning True stops."""
 
     def begin(self):
-        pass
+        """Called once, before the session is created."""
 
     def before_save(self, session, global_step_value):
-        pass
+        """Called before each checkpoint is saved."""
 
     def after_save(self, session, global_step_value):
-        pass
+        """Called after each checkpoint is saved; True requests a stop."""
 
     def end(self, session, global_step_value):
-        pass
+        """Called after the last checkpoint, at the end of the session."""
 
 
 class CheckpointSaverHook(SessionRunHook):
@@ -185,20 +192,24 @@ class CheckpointSaverHook(SessionRunHook):
         self._listeners = list(listeners or [])
 
     def begin(self):
+        """Finds the global step and tells the listeners the session begins."""
         self._global_step_tensor = _required_global_step_read("CheckpointSaverHook")
         for listener in self._listeners:
             listener.begin()
 
     def after_create_session(self, session, coord):
+        """Saves the state the session starts from (initialized or restored)."""
         # The state at creation (initialised or just restored) is a checkpoint too.
         step = int(session.run(self._global_step_tensor))
         self._save(session, step)
         self._timer.update_last_triggered_step(step)
 
     def before_run(self, run_context):
+        """Asks each run for the global step."""
         return SessionRunArgs(self._global_step_tensor)
 
     def after_run(self, run_context, run_values):
+        """Saves a checkpoint when `save_secs` or `save_steps` have passed."""
         if self._timer.should_trigger_for_step(run_values.results + 1):
             step = int(run_context.session.run(self._global_step_tensor))
             if self._timer.should_trigger_for_step(step):
@@ -207,6 +218,7 @@ class CheckpointSaverHook(SessionRunHook):
                     run_context.request_stop()
 
     def end(self, session):
+        """Saves a last checkpoint unless the last step already has one."""
         step = int(session.run(self._global_step_tensor))
         if step != self._timer.last_triggered_step():
             self._save(session, step)
@@ -270,21 +282,25 @@ class LoggingTensorHook(SessionRunHook):
         self._log_at_end = at_end
 
     def begin(self):
+        """Starts counting iterations afresh."""
         self._timer.reset()
         self._iter_count = 0
         self._current_tensors = {tag: _as_graph_element(tensor)
                                  for tag, tensor in self._tensors.items()}
 
     def before_run(self, run_context):
+        """Asks for the tensors on the iterations that log."""
         self._should_trigger = self._timer.should_trigger_for_step(self._iter_count)
         return SessionRunArgs(self._current_tensors) if self._should_trigger else None
 
     def after_run(self, run_context, run_values):
+        """Logs the tensors' values when this iteration logs."""
         if self._should_trigger:
             self._log_tensors(run_values.results)
         self._iter_count += 1
 
     def end(self, session):
+        """Logs the tensors once more at the end, with `at_end`."""
         if self._log_at_end:
             self._log_tensors(session.run(self._current_tensors))
 
@@ -309,9 +325,11 @@ class NanTensorHook(SessionRunHook):
         self._fail_on_nan_loss = fail_on_nan_loss
 
     def before_run(self, run_context):
+        """Asks each run for the loss."""
         return SessionRunArgs(self._loss_tensor)
 
     def after_run(self, run_context, run_values):
+        """Raises NanLossDuringTrainingError, or requests a stop, if the loss is NaN."""
         if np.isnan(run_values.results):
             message = "Model diverged with loss = NaN."
             if self._fail_on_nan_loss:
@@ -336,19 +354,23 @@ class StepCounterHook(SessionRunHook):
         self._timer = SecondOrStepTimer(every_steps=every_n_steps, every_secs=every_n_secs)
 
     def begin(self):
+        """Finds the global step and names the steps/sec summary after it."""
         self._global_step_tensor = _required_global_step_read("StepCounterHook")
         self._summary_tag = training_util.get_global_step().op.name + "/sec"
 
     def after_create_session(self, session, coord):
+        """Starts counting afresh (a recreated session too)."""
         # A recreated session starts counting afresh.
         self._last_global_step = None
         self._global_step_check_count = 0
         self._timer.reset()
 
     def before_run(self, run_context):
+        """Asks each run for the global step."""
         return SessionRunArgs(self._global_step_tensor)
 
     def after_run(self, run_context, run_values):
+        """Logs (and writes as a summary) the global steps per second, every so often."""
         stale_step = run_values.results
         if self._timer.should_trigger_for_step(stale_step + 1):
             step = int(run_context.session.run(self._global_step_tensor))
@@ -378,6 +400,7 @@ class FeedFnHook(SessionRunHook):
         self.feed_fn = feed_fn
 
     def before_run(self, run_context):
+        """Feeds what `feed_fn()` returns into each run."""
         return SessionRunArgs(fetches=None, feed_dict=self.feed_fn())
 
 
@@ -391,9 +414,11 @@ class FinalOpsHook(SessionRunHook):
 
     @property
     def final_ops_values(self):
+        """The values of the final ops, once the session has ended."""
         return self._final_ops_values
 
     def end(self, session):
+        """Runs the final ops, with `final_ops_feed_dict`, and keeps their values."""
         if self._final_ops is not None:
             self._final_ops_values = session.run(self._final_ops,
                                                  feed_dict=self._final_ops_feed_dict)

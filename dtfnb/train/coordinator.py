@@ -13,7 +13,33 @@ class Coordinator:
 
     Any thread may `request_stop()`; the others poll `should_stop()`. An exception
     given to `request_stop` (other than the clean-stop types, OutOfRangeError by
-    default) is kept and re-raised by `join()`.
+    default) is kept and re-raised by `join()`. It is an event, a lock and a
+    saved exception: nothing of it runs in a task.
+
+    #### Usage:
+
+    ```python
+    coord = tf.train.Coordinator()
+
+    def work(coord):
+        try:
+            while not coord.should_stop():
+                ...                       # e.g. sess.run(enqueue_op)
+        except Exception as error:
+            coord.request_stop(error)     # join() re-raises it
+
+    threads = [threading.Thread(target=work, args=(coord,)) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    coord.request_stop()                  # from any thread, when done
+    coord.join(threads, stop_grace_period_secs=10)
+    ```
+
+    `with coord.stop_on_exception():` in a thread's body does the try/except above.
+
+    Args:
+      clean_stop_exception_types: the error types that stop the threads without
+        being re-raised by `join()` (default: `(tf.errors.OutOfRangeError,)`).
     """
 
     def __init__(self, clean_stop_exception_types=None):
@@ -52,6 +78,7 @@ class Coordinator:
             self._stop_event.clear()
 
     def should_stop(self):
+        """Check if stop was requested: True once any thread called `request_stop()`."""
         return self._stop_event.is_set()
 
     @contextlib.contextmanager
@@ -67,6 +94,7 @@ class Coordinator:
         return self._stop_event.wait(timeout)
 
     def register_thread(self, thread):
+        """Register this thread to be joined by `join()` along with the ones it is given."""
         with self._lock:
             self._registered_threads.add(thread)
 
@@ -93,6 +121,7 @@ class Coordinator:
 
     @property
     def joined(self):
+        """Whether `join()` has returned."""
         return self._joined
 
     def raise_requested_exception(self):
@@ -145,6 +174,7 @@ class LooperThread(threading.Thread):
         return looper
 
     def run(self):
+        """Calls `start_loop`, then `run_loop` until the coordinator stops, then `stop_loop`."""
         with self._coord.stop_on_exception():
             self.start_loop()
             if self._timer_interval_secs is None:

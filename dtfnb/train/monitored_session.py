@@ -121,38 +121,47 @@ class Scaffold:
 
     @property
     def init_fn(self):
+        """A function `init_fn(scaffold, session)` run after `init_op`, or None."""
         return self._init_fn
 
     @property
     def init_op(self):
+        """The op that initializes the model (run by the chief when nothing is restored)."""
         return self._init_op
 
     @property
     def ready_op(self):
+        """An op reporting the uninitialized variables: an empty result means ready."""
         return self._ready_op
 
     @property
     def ready_for_local_init_op(self):
+        """An op reporting what must be initialized before `local_init_op` may run."""
         return self._ready_for_local_init_op
 
     @property
     def local_init_op(self):
+        """The op that initializes local variables and tables, on every worker."""
         return self._local_init_op
 
     @property
     def local_init_feed_dict(self):
+        """The feed dict for `local_init_op`, or None."""
         return self._local_init_feed_dict
 
     @property
     def summary_op(self):
+        """The op that merges the graph's summaries, or None."""
         return self._summary_op
 
     @property
     def saver(self):
+        """The Saver that restores and saves checkpoints."""
         return self._saver
 
     @property
     def init_feed_dict(self):
+        """The feed dict for `init_op`, or None."""
         return self._init_feed_dict
 
     @staticmethod
@@ -201,6 +210,7 @@ class SessionCreator:
     """Creates a tf.Session for a MonitoredSession."""
 
     def create_session(self):
+        """Returns a new tf.Session; subclasses say how."""
         raise NotImplementedError("create_session is not implemented for "
                                   f"{type(self).__name__}.")
 
@@ -231,6 +241,7 @@ class ChiefSessionCreator(_ScaffoldSessionCreator):
         self._checkpoint_filename_with_path = checkpoint_filename_with_path
 
     def create_session(self):
+        """A session restored from the latest checkpoint, else initialized."""
         self._scaffold.finalize()
         return self._get_session_manager().prepare_session(
             self._master, saver=self._scaffold.saver, checkpoint_dir=self._checkpoint_dir,
@@ -247,6 +258,7 @@ class WorkerSessionCreator(_ScaffoldSessionCreator):
         self._max_wait_secs = max_wait_secs
 
     def create_session(self):
+        """A session once the chief has initialized the model (up to `max_wait_secs`)."""
         self._scaffold.finalize()
         return self._get_session_manager().wait_for_session(
             self._master, config=self._config, max_wait_secs=self._max_wait_secs)
@@ -332,6 +344,18 @@ class MonitoredSession(_MonitoredSession):
     fetches and feeds added, hooks' `after_run`; on AbortedError or UnavailableError
     the session is recreated and the run retried. Closed: hooks' `end()` (not on
     error), the coordinator's threads are stopped and joined, the session closed.
+
+    ```python
+    global_step = tf.train.get_or_create_global_step()
+    train_op = tf.assign_add(global_step, 1)
+    hooks = [tf.train.StopAtStepHook(last_step=100)]
+    with tf.train.MonitoredSession(hooks=hooks) as sess:
+        while not sess.should_stop():
+            sess.run(train_op)
+    ```
+
+    `tf.train.MonitoredTrainingSession(master, is_chief, checkpoint_dir, hooks=...)`
+    builds one for a task of a cluster, with checkpoint and summary hooks.
     """
 
     def __init__(self, session_creator=None, hooks=None, stop_grace_period_secs=120):
@@ -351,6 +375,7 @@ class SingularMonitoredSession(_MonitoredSession):
                          stop_grace_period_secs=stop_grace_period_secs)
 
     def raw_session(self):
+        """The tf.Session underneath, without hooks."""
         return self._tf_sess()
 
 

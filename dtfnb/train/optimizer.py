@@ -97,6 +97,7 @@ class Optimizer:
         self._non_slot_dict = {}  # (name, graph) → variable, e.g. Adam's beta1_power
 
     def get_name(self):
+        """The optimizer's name (the name scope of its ops and slots)."""
         return self._name
 
     # -- the public steps -------------------------------------------------------------
@@ -210,6 +211,7 @@ class Optimizer:
     # -- slots ------------------------------------------------------------------------
 
     def get_slot_names(self):
+        """Return a list of the names of slots created by the `Optimizer`."""
         return sorted(self._slots)
 
     def get_slot(self, var, name):

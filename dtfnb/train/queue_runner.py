@@ -23,6 +23,43 @@ log = logging.getLogger("dtfnb.train")
 
 
 class QueueRunner:
+    """Holds a list of enqueue ops for a queue, each to be run in a thread.
+
+    Queues are a convenient TensorFlow mechanism to compute tensors
+    asynchronously using multiple threads. A QueueRunner is plain client code over
+    ops: each of its threads runs one enqueue op again and again with
+    `sess.run`, until the queue closes (an error of
+    `queue_closed_exception_types`, OutOfRangeError by default, ends the thread
+    quietly) or the coordinator asks to stop, which then runs `cancel_op`. Any
+    other error is reported to the coordinator, which re-raises it in `join()`.
+
+    #### Usage:
+
+    ```python
+    queue = tf.FIFOQueue(100, tf.float32, shapes=[[]])
+    enqueue = queue.enqueue(tf.random_normal([]))
+    qr = tf.train.QueueRunner(queue, [enqueue] * 4)   # four threads
+    tf.train.add_queue_runner(qr)
+    batch = queue.dequeue_many(10)
+    with tf.Session() as sess:
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(sess, coord)   # or qr.create_threads
+        print(sess.run(batch))
+        coord.request_stop()
+        coord.join(threads)
+    ```
+
+    Args:
+      queue: a Queue.
+      enqueue_ops: enqueue ops to run in threads later, one thread each.
+      close_op: the op that closes the queue (default: `queue.close()`); run when all
+        enqueue threads have ended.
+      cancel_op: the op that closes it and cancels pending enqueues (default:
+        `queue.close(cancel_pending_enqueues=True)`); run on a coordinator's stop.
+      queue_closed_exception_types: a tuple of error types that mean "closed".
+      queue_runner_def: a QueueRunnerDef to rebuild from (`from_proto`) instead.
+      import_scope: the name scope that `queue_runner_def`'s names are under.
+    """
     def __init__(self, queue=None, enqueue_ops=None, close_op=None, cancel_op=None,
                  queue_closed_exception_types=None, queue_runner_def=None, import_scope=None):
         if queue_runner_def:
@@ -74,22 +111,27 @@ class QueueRunner:
 
     @property
     def queue(self):
+        """The queue its threads fill."""
         return self._queue
 
     @property
     def enqueue_ops(self):
+        """The enqueue ops, one thread each."""
         return self._enqueue_ops
 
     @property
     def close_op(self):
+        """The op run when every enqueue thread has ended."""
         return self._close_op
 
     @property
     def cancel_op(self):
+        """The op run when the coordinator requests a stop."""
         return self._cancel_op
 
     @property
     def queue_closed_exception_types(self):
+        """The error types that mean the queue is closed (the thread ends quietly)."""
         return self._queue_closed_exception_types
 
     @property
@@ -99,6 +141,7 @@ class QueueRunner:
 
     @property
     def name(self):
+        """The string name of the underlying Queue."""
         return self._queue.name
 
     def _run(self, sess, enqueue_op, coord):

@@ -95,6 +95,8 @@ class Saver:
     # -- building -----------------------------------------------------------------
 
     def build(self):
+        """Builds the save and restore ops (once; what the constructor does unless `defer_build`).
+        """
         if self._is_built:
             return
         self._is_built = True
@@ -134,6 +136,7 @@ class Saver:
 
     @property
     def saver_def(self):
+        """Generates a `SaverDef` representation of this saver."""
         return self._saver_def
 
     # -- saving -------------------------------------------------------------------
@@ -206,6 +209,7 @@ class Saver:
         return [p for p, _ in self._last_checkpoints]
 
     def set_last_checkpoints(self, last_checkpoints):
+        """DEPRECATED in TensorFlow: sets the list of old checkpoint filenames, kept forever."""
         # An infinite time: these are kept however old (TensorFlow does the same).
         self._last_checkpoints = [(p, float("inf")) for p in last_checkpoints]
 

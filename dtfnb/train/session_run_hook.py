@@ -33,6 +33,7 @@ class SessionRunContext:
 
     @property
     def stop_requested(self):
+        """Returns whether a stop is requested or not."""
         return self._stop_requested
 
 

@@ -56,6 +56,7 @@ class StalenessAwareOptimizer(Optimizer):
         self._replica_id = replica_id
 
     def compute_gradients(self, *args, **kwargs):
+        """The wrapped optimizer's gradients, unchanged."""
         return self._opt.compute_gradients(*args, **kwargs)
 
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
@@ -95,10 +96,13 @@ class StalenessAwareOptimizer(Optimizer):
             return train_op
 
     def get_slot(self, var, name):
+        """The wrapped optimizer's slot `name` for `var`."""
         return self._opt.get_slot(var, name)
 
     def get_slot_names(self):
+        """The names of the wrapped optimizer's slots."""
         return self._opt.get_slot_names()
 
     def variables(self):
+        """The wrapped optimizer's variables."""
         return self._opt.variables()

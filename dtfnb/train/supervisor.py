@@ -180,69 +180,86 @@ class Supervisor:
                          ignore_live_threads=ignore_live_threads)
 
     def request_stop(self, ex=None):
+        """Request that the coordinator stop the threads (see `Coordinator.request_stop`)."""
         self._coord.request_stop(ex=ex)
 
     def should_stop(self):
+        """Check if the coordinator was told to stop."""
         return self._coord.should_stop()
 
     def stop_on_exception(self):
+        """Context handler to stop the supervisor when an exception is raised."""
         return self._coord.stop_on_exception()
 
     def wait_for_stop(self):
+        """Block waiting for the coordinator to stop."""
         self._coord.wait_for_stop()
 
     # -- what it was built with -----------------------------------------------------
 
     @property
     def coord(self):
+        """Return the Coordinator used by the Supervisor."""
         return self._coord
 
     @property
     def is_chief(self):
+        """Return True if this is a chief supervisor."""
         return self._is_chief
 
     @property
     def session_manager(self):
+        """Return the SessionManager used by the Supervisor."""
         return self._session_manager
 
     @property
     def init_op(self):
+        """Return the Init Op used by the supervisor."""
         return self._init_op
 
     @property
     def init_feed_dict(self):
+        """Return the feed dictionary used when evaluating the `init_op`."""
         return self._init_feed_dict
 
     @property
     def ready_op(self):
+        """Return the Ready Op used by the supervisor."""
         return self._ready_op
 
     @property
     def ready_for_local_init_op(self):
+        """Return the op that says when local init may run."""
         return self._ready_for_local_init_op
 
     @property
     def summary_op(self):
+        """Return the Summary Tensor used by the chief supervisor."""
         return self._summary_op
 
     @property
     def save_summaries_secs(self):
+        """Return the delay between summary computations."""
         return self._save_summaries_secs
 
     @property
     def global_step(self):
+        """Return the global_step Tensor used by the supervisor."""
         return self._global_step
 
     @property
     def saver(self):
+        """Return the Saver used by the supervisor."""
         return self._saver
 
     @property
     def save_model_secs(self):
+        """Return the delay between checkpoints."""
         return self._save_model_secs
 
     @property
     def save_path(self):
+        """Return the save path used by the supervisor."""
         return self._save_path
 
 

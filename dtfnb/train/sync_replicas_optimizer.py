@@ -31,14 +31,30 @@ log = logging.getLogger("dtfnb.train")
 class SyncReplicasOptimizer(Optimizer):
     """Aggregates the gradients of replicas and applies them once per global step.
 
+    Features are graphs: it needs no runtime support. Each variable gets a
+    ConditionalAccumulator on its device; each worker's `train_op` applies its
+    gradients there (a stale one, computed before the current global step, is
+    dropped) and takes a token from a FIFOQueue. The chief's queue runner takes
+    `replicas_to_aggregate` gradients from every accumulator, applies their mean
+    with the wrapped optimizer, increments the global step and puts one token per
+    worker back.
+
     Usage (between-graph replication, one graph and session per worker):
-        opt = tf.train.GradientDescentOptimizer(0.1)
-        opt = tf.train.SyncReplicasOptimizer(opt, replicas_to_aggregate=2,
-                                             total_num_replicas=3)
-        train_op = opt.minimize(loss, global_step=global_step)
-        hook = opt.make_session_run_hook(is_chief=(task_index == 0))
-        # MonitoredTrainingSession(hooks=[hook]) runs the hook; without it: run
-        # hook.begin() before finalizing and hook.after_create_session(sess, coord).
+
+    ```python
+    opt = tf.train.GradientDescentOptimizer(0.1)
+    opt = tf.train.SyncReplicasOptimizer(opt, replicas_to_aggregate=2,
+                                         total_num_replicas=3)
+    train_op = opt.minimize(loss, global_step=global_step)
+    hook = opt.make_session_run_hook(is_chief=(task_index == 0))
+    with tf.train.MonitoredTrainingSession(master=server.target,
+                                           is_chief=(task_index == 0),
+                                           hooks=[hook]) as sess:
+        while not sess.should_stop():
+            sess.run(train_op)
+    # Without MonitoredTrainingSession: run hook.begin() before finalizing the
+    # graph and hook.after_create_session(sess, coord) once the session exists.
+    ```
 
     Each run of `train_op` offers one gradient per variable and takes one token.
     """
@@ -176,9 +192,11 @@ class SyncReplicasOptimizer(Optimizer):
         return self._chief_queue_runner
 
     def get_slot(self, *args, **kwargs):
+        """Return a slot named "name" created for "var" by the wrapped optimizer."""
         return self._opt.get_slot(*args, **kwargs)
 
     def get_slot_names(self, *args, **kwargs):
+        """Return a list of the names of slots created by the wrapped optimizer."""
         return self._opt.get_slot_names(*args, **kwargs)
 
     def variables(self):

@@ -53,6 +53,7 @@ def create_global_step(graph=None):
 
 
 def get_or_create_global_step(graph=None):
+    """Returns the global step tensor of `graph`, creating it if necessary."""
     graph = graph or get_default_graph()
     step = get_global_step(graph)
     return step if step is not None else create_global_step(graph)
