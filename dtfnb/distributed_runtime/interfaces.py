@@ -23,7 +23,15 @@ import abc
 
 
 class MasterInterface(abc.ABC):
-    """A master, as a client session sees it."""
+    """A master, as a client session sees it.
+
+    ```python
+    master, owned = targets.connect("grpc://127.0.0.1:2222", config)
+    handle = master.create_session(graph_def, config)
+    values = master.run_step(handle, {"x:0": array}, ["y:0"], [])
+    master.close_session(handle)
+    ```
+    """
 
     @abc.abstractmethod
     def create_session(self, graph_def, config):
@@ -59,7 +67,15 @@ class MasterInterface(abc.ABC):
 
 class WorkerInterface(abc.ABC):
     """One task's worker, as a MasterSession sees it. `task` names the task
-    ("/job:ps/replica:0/task:0"), known without asking it (it may be down)."""
+    ("/job:ps/replica:0/task:0"), known without asking it (it may be down).
+
+    ```python
+    handle = worker.register_graph(session_handle, {device_name: nodes}, config)
+    calls = [worker.start_graph(handle, step, alone=False) for worker, handle in graphs]
+    for call in calls:
+        call.wait()
+    ```
+    """
 
     task = ""
 

@@ -116,9 +116,11 @@ class MasterSession:
     steps over its `cluster`: registers each plan's partitions with the workers that run
     them, starts them, waits for them, and publishes what it placed and ran.
 
-        session = MasterSession(handle, cluster, config_pb2.ConfigProto())
-        session.extend(graph_def)
-        values = session.run({}, ["y:0"], [])   # the arrays of the fetched tensors
+    ```python
+    session = MasterSession(handle, cluster, config_pb2.ConfigProto())
+    session.extend(graph_def)
+    values = session.run({}, ["y:0"], [])   # the arrays of the fetched tensors
+    ```
 
     `remote`: created by a client in another process. `default_timeout_ms`, and
     `timeout_message` unless None, apply to steps whose options and config set no
@@ -394,10 +396,12 @@ class Master(MasterInterface):
     """The master service of one task: creates sessions and closes them; each session
     runs its own steps (MasterSession) over the task's view of its cluster.
 
-        master = Master(local_task_spec(), [worker])
-        handle = master.create_session(graph_def, config_pb2.ConfigProto())
-        values = master.run_step(handle, {}, ["y:0"], [])
-        master.close_session(handle)
+    ```python
+    master = Master(local_task_spec(), [worker])
+    handle = master.create_session(graph_def, config_pb2.ConfigProto())
+    values = master.run_step(handle, {}, ["y:0"], [])
+    master.close_session(handle)
+    ```
 
     `workers`: a Worker per task of the cluster, this task's among them. `events`: the
     task's EventLog (default: a new one), also reachable as `master.events`, so that a

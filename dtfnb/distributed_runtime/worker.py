@@ -108,9 +108,11 @@ class Worker(WorkerInterface):
     runs them, one step at a time each, on the task's devices. The servicers of
     transport/services.py adapt the same methods for masters in other processes.
 
-        worker = Worker(create_devices(config, "localhost", 0, 1, events), 1)
-        handle = worker.register_graph(session_handle, {device_name: nodes}, config)
-        worker.start_graph(handle, Step()).wait()   # a failure is in the step's error
+    ```python
+    worker = Worker(create_devices(config, "localhost", 0, 1, events), 1)
+    handle = worker.register_graph(session_handle, {device_name: nodes}, config)
+    worker.start_graph(handle, Step()).wait()   # a failure is in the step's error
+    ```
 
     `peers`, given to a task of a cluster, carries tensors to other tasks
     (`peers.push(step_id, [(device, key, value)], options)`); steps then take their

@@ -23,7 +23,14 @@ from dtfnb.base.errors import InvalidArgumentError
 class Channel(abc.ABC):
     """Calls to one task's services. `where` names the task in errors; `peer_pid` is the
     pid of the process at the other end where the kernel tells it (None otherwise): only
-    that process's shared-memory blocks may be mapped from what it sends (shm.py)."""
+    that process's shared-memory blocks may be mapped from what it sends (shm.py).
+
+    ```python
+    channel = open_channel("grpc://127.0.0.1:2222", rpc.Security(), "the ps task")
+    reply = channel.call("GetStatus", wire.frame(worker_pb2.GetStatusRequest()))
+    channel.close()
+    ```
+    """
 
     where = ""
     peer_pid = None

@@ -32,6 +32,10 @@ def device_attributes(device, proto):
 
 
 class WorkerServicer:
+    """A task's worker service on the wire: each method parses a request, calls the
+    task's Worker and frames the reply (or streams it, for FetchTensor and RecvTensor).
+    `tickets` holds the large tensors of replies until the caller fetches them."""
+
     def __init__(self, worker, tickets):
         self._worker = worker
         self._tickets = tickets
@@ -166,6 +170,9 @@ class _PushReceiver:
 
 
 class MasterServicer:
+    """A task's master service on the wire: each method parses a request, calls the
+    task's Master (or one of its MasterSessions) and frames the reply."""
+
     def __init__(self, master, tickets):
         self._master = master
         self._tickets = tickets
