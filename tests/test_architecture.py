@@ -42,13 +42,15 @@ LAYERS = {
         {"base", "framework", "ops", "client", "distributed_runtime", "train", "protos"}),
     "client": (
         "Session(target), InteractiveSession, fetch and feed structures; it reaches a master "
-        "through one function of distributed_runtime",
+        "through one function of distributed_runtime, `targets.connect`",
         {"base", "framework", "client", "distributed_runtime", "protos"}),
     "distributed_runtime": (
-        "Master and MasterSession (prune, place, partition, run the step), Worker (register "
-        "and run graphs), Server (one task: master, worker and devices), ClusterSpec, "
-        "resolvers (TF_CONFIG, Slurm); `transport/`: how calls and tensors cross task "
-        "boundaries, the only place grpc is imported",
+        "MasterInterface and WorkerInterface, each implemented in-process (Master, Worker) "
+        "and for another process (RemoteMaster, RemoteWorker); MasterSession (prune, place, "
+        "partition, drive its step over its Cluster), Server (one task: master, worker and "
+        "devices), `targets.connect` (the master of a target), ClusterSpec, resolvers "
+        "(TF_CONFIG, Slurm); `transport/`: how calls and tensors cross task boundaries, a "
+        "Channel per scheme (grpc, unix), the only place grpc is imported",
         {"base", "distributed_runtime", "runtime", "resources", "protos"}),
     "runtime": (
         "`place()` and `partition()` as pure functions, Executor (pending counts, one "
