@@ -49,20 +49,21 @@ from dtfnb.framework.api import (
 from dtfnb.ops.variables import report_uninitialized_variables
 from dtfnb.framework.gradients import gradients
 from dtfnb.ops.array_ops import (
-    broadcast_to, concat, expand_dims, fill, invert_permutation, newaxis, ones, ones_like,
-    rank, reshape, shape, size, split, squeeze, stack, stop_gradient, transpose, unstack,
-    zeros, zeros_like, one_hot)
+    concat, expand_dims, fill, newaxis, ones, ones_like, rank, reshape, shape, size, split,
+    squeeze, stack, stop_gradient, unstack, where, zeros, zeros_like, one_hot)
 from dtfnb.ops.slicing_ops import (
-    boolean_mask, gather, pad, slice, strided_slice, tile, unsorted_segment_sum, where)
+    boolean_mask, gather, invert_permutation, pad, slice, strided_slice, tile, transpose,
+    unsorted_segment_sum)
 from dtfnb.ops.math_ops import (
-    abs, add, add_n, argmax, argmin, cast, ceil, cos, div, divide, equal, exp, floor,
-    floordiv, floormod, greater, greater_equal, less, less_equal, log, log1p, logical_and,
-    logical_not, logical_or, logical_xor, maximum, minimum, mod, multiply, negative,
-    not_equal, pow, range, realdiv, reciprocal, reduce_all, reduce_any, reduce_max,
-    reduce_mean, reduce_min, reduce_prod, reduce_sum, round, rsqrt, sign, sin, sqrt, square,
-    squared_difference, subtract, to_double, to_float, to_int32, to_int64, truediv,
-    truncatediv, truncatemod)
+    abs, add, add_n, argmax, argmin, broadcast_to, cast, ceil, cos, div, divide, equal, exp,
+    floor, floordiv, floormod, greater, greater_equal, less, less_equal, log, log1p,
+    logical_and, logical_not, logical_or, logical_xor, maximum, minimum, mod, multiply,
+    negative, not_equal, pow, range, realdiv, reciprocal, reduce_all, reduce_any,
+    reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, round, rsqrt, sign, sin,
+    sqrt, square, squared_difference, subtract, to_double, to_float, to_int32, to_int64,
+    truediv, truncatediv, truncatemod)
 from dtfnb.ops.linalg_ops import matmul
+from dtfnb.ops import autopacking as _autopacking  # noqa: F401 - [tensor, 2.0] packs
 from dtfnb.ops import tensor_operators as _tensor_operators  # noqa: F401 - Tensor's +, -, @ ...
 from dtfnb.ops.clip_ops import (
     clip_by_global_norm, clip_by_norm, clip_by_value, global_norm)

@@ -101,13 +101,18 @@ def test_docs_show_the_layers():
     assert not diff, f"docs/architecture.md is stale: `python -m tests.test_architecture`\n{diff}"
 
 
+def _imported(node):
+    """The modules an import statement names; none for any other node."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if isinstance(node, ast.ImportFrom) and node.module:
+        return [node.module]
+    return []
+
+
 def _imports(path):
-    tree = ast.parse(path.read_text())
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            yield node.module
+    for node in ast.walk(ast.parse(path.read_text())):
+        yield from _imported(node)
 
 
 def _modules():
@@ -135,6 +140,34 @@ def test_the_client_reaches_the_runtime_through_one_function():
                 assert (node.module, names) == ("dtfnb.distributed_runtime.targets",
                                                 ["connect"]), \
                     f"{path.relative_to(PACKAGE)} imports {names} from {node.module}"
+
+
+def _is_gradient(function):
+    return any(isinstance(d, ast.Call) and getattr(d.func, "id", None) == "RegisterGradient"
+               for d in function.decorator_list)
+
+
+def test_op_families_import_each_other_only_at_module_level():
+    """ops/__init__.py's rule: an op family imports another only at module level (so the
+    order array_ops < math_ops < slicing_ops has no circle), except in a gradient body."""
+    for path in (PACKAGE / "ops").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        functions = [n for n in ast.walk(tree)
+                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        in_gradients = {id(n) for f in functions if _is_gradient(f) for n in ast.walk(f)}
+        for function in functions:
+            for node in ast.walk(function):
+                if id(node) in in_gradients:
+                    continue
+                for module in _imported(node):
+                    assert not module.startswith("dtfnb.ops"), \
+                        f"ops/{path.name}: {function.name} imports {module} at call time"
+
+
+def test_shared_op_helpers_import_no_op_family():
+    for name in ("building.py", "shape_util.py"):
+        for module in _imports(PACKAGE / "ops" / name):
+            assert not module.startswith("dtfnb.ops"), f"ops/{name} imports {module}"
 
 
 def test_only_the_transport_imports_grpc():

@@ -1,9 +1,11 @@
-"""Array ops: placeholders, identity, shapes, reshaping, joining, splitting, padding, filling.
+"""Array ops: placeholders, identity, shapes, reshaping, joining, splitting, filling, where.
 
-Slicing, gathering, padding and tiling (slice, strided_slice, `tensor[...]`, gather,
-boolean_mask, where, pad, tile) live in ops/slicing_ops.py. Shape functions read
-constant inputs (a Const, the Shape of a static shape, a Pack of those) through
-`constant_value`, so static shapes flow as far as they do in TensorFlow.
+The lowest op family: math_ops builds on it. Ops that need math to be built, or whose
+gradients are slices (transpose, slice, strided_slice, `tensor[...]`, gather,
+boolean_mask, pad, tile), live in ops/slicing_ops.py; broadcast_to lives with the
+broadcasting of math_ops. Shape functions read constant inputs (a Const, the Shape of
+a static shape, a Pack of those) through `shape_util.constant_value`, so static shapes
+flow as far as they do in TensorFlow.
 """
 
 import numpy as np
@@ -11,103 +13,20 @@ import numpy as np
 from dtfnb.base import dtypes
 from dtfnb.base.shapes import TensorShape, as_shape, scalar, unknown_shape
 from dtfnb.framework.convert import convert_to_tensor
-from dtfnb.framework.node_summary import summarize_node
 from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from dtfnb.framework.sparse_tensor import SparseTensor
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import constant_op
-from dtfnb.ops.autopacking import contains_tensor
-from dtfnb.ops.building import graph_of, make_op, make_tensor, op_scope
+from dtfnb.ops.building import binary_inputs, graph_of, int_tensor, make_op, make_tensor, op_scope
+from dtfnb.ops.shape_util import (
+    constant_value,
+    format_shape,
+    normalize_axis,
+    shape_error,
+    shape_value,
+)
 
 newaxis = None
-
-
-# -- static helpers shared by shape functions -----------------------------------------
-
-def constant_value(tensor):
-    """`tensor`'s value as a numpy array when it is known at graph build, else None."""
-    op = tensor.op
-    kind = op.type
-    if kind == "Const":
-        return op._raw_attr("value")
-    if kind in ("Shape", "Size", "Rank"):
-        shape = op.inputs[0].shape
-        out = op.get_attr("out_type").as_numpy_dtype if kind != "Rank" else np.int32
-        if kind == "Rank":
-            return None if shape.ndims is None else np.array(shape.ndims, out)
-        if not shape.is_fully_defined():
-            return None
-        value = shape.as_list() if kind == "Shape" else shape.num_elements()
-        return np.array(value, out)
-    if kind in ("Identity", "StopGradient"):
-        return constant_value(op.inputs[0])
-    if kind == "Cast":
-        value = constant_value(op.inputs[0])
-        return None if value is None else value.astype(op.get_attr("DstT").as_numpy_dtype)
-    if kind == "Pack":
-        values = [constant_value(t) for t in op.inputs]
-        if any(v is None for v in values):
-            return None
-        return np.stack(values, axis=op.get_attr("axis"))
-    if kind == "ConcatV2":
-        values = [constant_value(t) for t in op.inputs]
-        if any(v is None for v in values):
-            return None
-        return np.concatenate(values[:-1], axis=int(values[-1]))
-    return None
-
-
-def shape_value(tensor):
-    """A 1-D shape tensor as a list of ints (-1 kept) and None for unknown entries.
-
-    None when even its length is unknown; this is what Reshape, Fill and friends
-    use to type their outputs.
-    """
-    value = constant_value(tensor)
-    if value is not None:
-        return [int(v) for v in np.reshape(value, -1)]
-    op = tensor.op
-    if op.type == "Shape":
-        shape = op.inputs[0].shape
-        return None if shape.ndims is None else shape.as_list()
-    if op.type == "Pack" and op.get_attr("axis") == 0:
-        out = []
-        for item in op.inputs:
-            v = constant_value(item)
-            out.append(None if v is None else int(v))
-        return out
-    if op.type == "ConcatV2":
-        parts = [shape_value(t) for t in op.inputs[:-1]]
-        if any(p is None for p in parts):
-            return None
-        return [d for p in parts for d in p]
-    n = tensor.shape[0].value if tensor.shape.ndims == 1 else None
-    return None if n is None else [None] * n
-
-
-def format_shape(shape):
-    """A shape as TensorFlow's shape errors print it: [2,3], [?,3] or ?."""
-    if shape.ndims is None:
-        return "?"
-    return "[" + ",".join("?" if d is None else str(d) for d in shape.as_list()) + "]"
-
-
-def shape_error(op, message):
-    shapes = ", ".join(format_shape(t.shape) for t in op.inputs)
-    return ValueError(f"{message} for '{summarize_node(op)}' with input shapes: {shapes}.")
-
-
-def normalize_axis(op, axis, rank):
-    if rank is not None and not -rank <= axis < max(rank, 1):
-        raise shape_error(op, f"Expected axis in range [{-rank}, {rank}), but got {axis}")
-    return axis + rank if axis < 0 and rank is not None else axis
-
-
-def _int_tensor(value, name=None, dtype=dtypes.int32):
-    """An index tensor: int32 unless `value` holds tensors, whose dtype (int64 too) it keeps."""
-    if contains_tensor(value):
-        return convert_to_tensor(value)
-    return convert_to_tensor(value, dtype=dtype, name=name)
 
 
 def _same_shape(op):
@@ -228,7 +147,7 @@ def rank(input, name=None, optimize=True):  # noqa: A002
     return _shape_like("Rank", input, name, dtypes.int32, optimize)
 
 
-# -- reshape, expand_dims, squeeze, transpose ------------------------------------------
+# -- reshape, expand_dims, squeeze ----------------------------------------------------
 
 def _reshape_shape(op):
     x = op.inputs[0].shape
@@ -261,7 +180,7 @@ define_op("Reshape", _reshape_shape)
 def reshape(tensor, shape, name=None):
     with op_scope("Reshape", name, tensor, shape) as scope:
         tensor = convert_to_tensor(tensor, name="tensor")
-        shape = _int_tensor(shape, name="shape")
+        shape = int_tensor(shape, name="shape")
         return make_tensor("Reshape", [tensor, shape], tensor.dtype.base_dtype, name=scope,
                            attrs={"T": tensor.dtype.base_dtype, "Tshape": shape.dtype})
 
@@ -298,7 +217,7 @@ def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002 - TensorFl
         axis = dim
     with op_scope("ExpandDims", name, input, axis) as scope:
         value = convert_to_tensor(input, name="input")
-        axis = _int_tensor(axis, name="dim")
+        axis = int_tensor(axis, name="dim")
         return make_tensor("ExpandDims", [value, axis], value.dtype.base_dtype, name=scope,
                            attrs={"T": value.dtype.base_dtype, "Tdim": axis.dtype})
 
@@ -347,57 +266,6 @@ def squeeze(input, axis=None, name=None, squeeze_dims=None):  # noqa: A002
 @RegisterGradient("Squeeze")
 def _squeeze_grad(op, grad):
     return reshape(grad, _shape_of(op.inputs[0]))
-
-
-def _transpose_shape(op):
-    x = op.inputs[0].shape
-    perm = constant_value(op.inputs[1])
-    if perm is None:
-        n = op.inputs[1].shape[0].value if op.inputs[1].shape.ndims == 1 else None
-        return [unknown_shape(x.ndims if x.ndims is not None else n)]
-    perm = [int(p) for p in np.reshape(perm, -1)]
-    if x.ndims is None:
-        return [unknown_shape(len(perm))]
-    if sorted(perm) != list(range(x.ndims)):
-        raise shape_error(op, f"Dimension must be {x.ndims} but is {len(perm)}"
-                          if len(perm) != x.ndims else f"{perm} is not a valid permutation")
-    dims = x.as_list()
-    return [TensorShape([dims[p] for p in perm])]
-
-
-define_op("Transpose", _transpose_shape)
-define_op("InvertPermutation", _same_shape)
-NotDifferentiable("InvertPermutation")
-
-
-def transpose(a, perm=None, name="transpose", conjugate=False):
-    with op_scope("transpose", name, a) as scope:
-        a = convert_to_tensor(a, name="a")
-        if perm is None:
-            if a.shape.ndims is not None:
-                perm = list(range(a.shape.ndims - 1, -1, -1))
-            else:
-                from dtfnb.ops import math_ops
-
-                r = rank(a)
-                perm = math_ops._range(r - 1, -1, -1)
-        perm = _int_tensor(perm, name="perm")
-        return make_tensor("Transpose", [a, perm], a.dtype.base_dtype, name=scope,
-                           attrs={"T": a.dtype.base_dtype, "Tperm": perm.dtype})
-
-
-def invert_permutation(x, name=None):
-    x = _int_tensor(x)
-    return make_tensor("InvertPermutation", [x], x.dtype, name=name or "InvertPermutation",
-                       attrs={"T": x.dtype})
-
-
-@RegisterGradient("Transpose")
-def _transpose_grad(op, grad):
-    perm = constant_value(op.inputs[1])
-    inverse = (np.argsort(np.reshape(perm, -1)).astype(np.int32) if perm is not None
-               else invert_permutation(op.inputs[1]))
-    return transpose(grad, inverse), None
 
 
 # -- stack, unstack, concat, split -----------------------------------------------------
@@ -520,14 +388,14 @@ def concat(values, axis, name="concat"):
     values = list(values)
     if len(values) == 1:  # TensorFlow checks the axis and returns an identity of the input
         with op_scope("concat", name, values) as scope:
-            _int_tensor(axis, name="concat_dim")
+            int_tensor(axis, name="concat_dim")
             return identity(values[0], name=name)
     first = next((v for v in values if isinstance(v, Tensor) or hasattr(v, "_variable")), None)
     dtype = None if first is None else convert_to_tensor(first).dtype.base_dtype
     with op_scope("ConcatV2", name, values) as scope:
         values = [convert_to_tensor(v, dtype=dtype) for v in values]
         dtype = values[0].dtype.base_dtype
-        axis = _int_tensor(axis, name="axis")
+        axis = int_tensor(axis, name="axis")
         return make_tensor("ConcatV2", values + [axis], dtype, name=scope,
                            attrs={"T": dtype, "N": len(values), "Tidx": axis.dtype})
 
@@ -543,7 +411,7 @@ def _concat_grad(op, grad):
     else:
         sizes = [None]
     if None in sizes:
-        from dtfnb.ops import math_ops, slicing_ops
+        from dtfnb.ops import math_ops, slicing_ops  # higher families: see ops/__init__.py
 
         if not isinstance(axis, int):
             axis = math_ops.floormod(axis, rank(values[0]))
@@ -604,17 +472,17 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
             num_or_size_splits, bool):
         n = int(num_or_size_splits)
         with op_scope("Split", name, value) as scope:
-            axis = _int_tensor(axis, name="split_dim")
+            axis = int_tensor(axis, name="split_dim")
             return make_op("Split", [axis, value], [dtype] * n, name=scope,
                            attrs={"T": dtype, "num_split": n}).outputs
-    sizes = _int_tensor(num_or_size_splits)
+    sizes = int_tensor(num_or_size_splits)
     if num is None:
         n = sizes.shape[0].value if sizes.shape.ndims == 1 else None
         if n is None:
             raise ValueError(f"Cannot infer num from shape {sizes.shape}")
         num = n
     with op_scope("SplitV", name, value) as scope:
-        axis = _int_tensor(axis, name="split_dim")
+        axis = int_tensor(axis, name="split_dim")
         return make_op("SplitV", [value, sizes, axis], [dtype] * int(num), name=scope,
                        attrs={"T": dtype, "num_split": int(num), "Tlen": sizes.dtype}).outputs
 
@@ -641,14 +509,13 @@ def _fill_shape(op):
 define_op("Fill", _fill_shape)
 define_op("ZerosLike", _same_shape)
 define_op("OnesLike", _same_shape)
-define_op("BroadcastTo", lambda op: _broadcast_to_shape(op))
 NotDifferentiable("ZerosLike")
 NotDifferentiable("OnesLike")
 
 
 def fill(dims, value, name=None):
     with op_scope("Fill", name, dims, value) as scope:
-        dims = _int_tensor(dims, name="dims")
+        dims = int_tensor(dims, name="dims")
         value = convert_to_tensor(value, name="value")
         return make_tensor("Fill", [dims, value], value.dtype.base_dtype, name=scope,
                            attrs={"T": value.dtype.base_dtype, "index_type": dims.dtype})
@@ -656,7 +523,7 @@ def fill(dims, value, name=None):
 
 @RegisterGradient("Fill")
 def _fill_grad(op, grad):
-    from dtfnb.ops import math_ops
+    from dtfnb.ops import math_ops  # a higher family: see ops/__init__.py
 
     return None, math_ops.reduce_sum(grad)
 
@@ -674,7 +541,7 @@ def _constant_or_fill(value, shape, dtype, name):
                 dims = None
             if dims is not None and int(np.prod(dims)) < 1000:
                 return constant_op.constant(value, dtype=dtype, shape=dims, name=scope)
-        shape = _int_tensor(shape, name="shape_as_tensor")
+        shape = int_tensor(shape, name="shape_as_tensor")
         return fill(shape, constant_op.constant(value, dtype=dtype), name=scope)
 
 
@@ -707,42 +574,11 @@ def ones_like(tensor, dtype=None, name=None, optimize=True):
         dtype = dtypes.as_dtype(dtype or tensor.dtype).base_dtype
         if optimize and tensor.shape.is_fully_defined():
             with tensor.graph.name_scope("Shape"):
-                dims = _int_tensor(tensor.shape.as_list(), name="shape_as_tensor")
+                dims = int_tensor(tensor.shape.as_list(), name="shape_as_tensor")
         else:
             dims = shape(tensor)
         return fill(dims, constant_op.constant(1, dtype=dtype), name=scope)
 
-
-def _broadcast_to_shape(op):
-    from dtfnb.ops import math_ops
-
-    dims = shape_value(op.inputs[1])
-    target = unknown_shape() if dims is None else TensorShape(
-        [None if d is None or d < 0 else d for d in dims])
-    try:
-        out = math_ops.broadcast_shape(op.inputs[0].shape, target)
-    except ValueError as err:
-        raise shape_error(op, str(err)) from None
-    if out.ndims is not None and target.ndims is not None and out.ndims != target.ndims:
-        raise shape_error(op, f"Rank of input ({op.inputs[0].shape.ndims}) must be no greater "
-                              f"than rank of output shape ({target.ndims})")
-    return [target.merge_with(out) if out.ndims is not None else target]
-
-
-def broadcast_to(input, shape, name=None):  # noqa: A002 - TensorFlow's name
-    with op_scope("BroadcastTo", name, input, shape) as scope:
-        value = convert_to_tensor(input, name="input")
-        shape = _int_tensor(shape, name="shape")
-        return make_tensor("BroadcastTo", [value, shape], value.dtype.base_dtype, name=scope,
-                           attrs={"T": value.dtype.base_dtype, "Tidx": shape.dtype})
-
-
-@RegisterGradient("BroadcastTo")
-def _broadcast_to_grad(op, grad):
-    from dtfnb.ops import math_ops
-
-    x = op.inputs[0]
-    return math_ops.reduce_to_shape(grad, x, op.outputs[0]), None
 
 
 def _one_hot_shape(op):
@@ -774,20 +610,51 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
                    else convert_to_tensor(t, dtype=dtype)
                    for t, default, arg in zip(given, (1, 0), ("on_value", "off_value")))
         indices = convert_to_tensor(indices, name="indices")
-        depth = _int_tensor(depth, name="depth")
+        depth = int_tensor(depth, name="depth")
         return make_tensor("OneHot", [indices, depth, on, off], dtype, name=scope,
                            attrs={"T": dtype, "TI": indices.dtype.base_dtype,
                                   "axis": -1 if axis is None else int(axis)})
 
 
-# -- broadcasting helpers used by math gradients -----------------------------------------
+# -- where ----------------------------------------------------------------------------
 
-define_op("BroadcastGradientArgs", lambda op: [unknown_shape(1), unknown_shape(1)])
-NotDifferentiable("BroadcastGradientArgs")
+def _select_shape(op):
+    cond, t, e = (x.shape for x in op.inputs)
+    try:
+        out = t.merge_with(e)
+    except ValueError:
+        raise shape_error(op, f"Shapes {t} and {e} are not compatible") from None
+    if cond.ndims is not None and out.ndims is not None and cond.ndims != out.ndims:
+        if cond.ndims != 1 or out.ndims == 0:
+            raise shape_error(op, f"Shape must be rank {out.ndims} but is rank {cond.ndims}")
+        if not cond[0].is_compatible_with(out[0]):
+            raise shape_error(op, f"Dimensions must be equal, but are {cond[0]} and {out[0]}")
+    elif cond.ndims is not None and out.ndims is not None and not cond.is_compatible_with(out):
+        raise shape_error(op, f"Shapes {cond} and {out} are not compatible")
+    return [out]
 
 
-def broadcast_gradient_args(s0, s1, name=None):
-    """The axes to sum a broadcast result's gradient over, for each of two input shapes."""
-    op = make_op("BroadcastGradientArgs", [s0, s1], [s0.dtype, s0.dtype],
-                 name=name or "BroadcastGradientArgs", attrs={"T": s0.dtype})
-    return op.outputs
+define_op("Where", lambda op: [TensorShape([None, op.inputs[0].shape.ndims])
+                               if op.inputs[0].shape.ndims is not None else unknown_shape(2)])
+define_op("Select", _select_shape)
+NotDifferentiable("Where")
+
+
+def where(condition, x=None, y=None, name=None):
+    """Coordinates of true elements (one argument), or elementwise choice (three)."""
+    condition = convert_to_tensor(condition, dtype=dtypes.bool_)
+    if x is None and y is None:
+        return make_tensor("Where", [condition], dtypes.int64, name=name or "Where",
+                           attrs={"T": dtypes.bool_})
+    if x is None or y is None:
+        raise ValueError("x and y must both be non-None or both be None.")
+    x, y = binary_inputs(x, y, "Select")
+    return make_tensor("Select", [condition, x, y], x.dtype.base_dtype, name=name or "Select",
+                       attrs={"T": x.dtype.base_dtype})
+
+
+@RegisterGradient("Select")
+def _select_grad(op, grad):
+    cond = op.inputs[0]
+    zeros = zeros_like(op.inputs[1])
+    return None, where(cond, grad, zeros), where(cond, zeros, grad)

@@ -6,18 +6,8 @@ Pack per level of nesting, in the dtype of the first tensor found.
 
 from dtfnb.base import dtypes
 from dtfnb.framework.convert import convert_to_tensor, register_tensor_conversion_function
-from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import constant_op
-from dtfnb.ops.building import make_tensor
-
-
-def contains_tensor(value):
-    """Whether `value` is, or a list or tuple in it holds, a Tensor or a Variable."""
-    if isinstance(value, Tensor) or hasattr(value, "_variable"):
-        return True
-    if isinstance(value, (list, tuple)):
-        return any(contains_tensor(v) for v in value)
-    return False
+from dtfnb.ops.building import contains_tensor, is_tensor, make_tensor
 
 
 def _graph_of_nested(value):
@@ -29,7 +19,7 @@ def _graph_of_nested(value):
 
 
 def _first_dtype(value):
-    if isinstance(value, Tensor) or hasattr(value, "_variable"):
+    if is_tensor(value):
         return value.dtype.base_dtype
     if isinstance(value, (list, tuple)):
         for item in value:

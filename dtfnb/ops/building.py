@@ -1,10 +1,27 @@
-"""What every op builder needs: the graph of its inputs, its name scope, a one-call create."""
+"""What every op builder needs: the graph of its inputs, its name scope, its operands
+converted, a one-call create. Every op family uses these, so they import none."""
 
 from contextlib import contextmanager
 
+from dtfnb.base import dtypes
+from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.func_graph import FuncGraph
 from dtfnb.framework.graph import get_default_graph
 from dtfnb.framework.tensor import Tensor
+
+
+def is_tensor(value):
+    """Whether `value` is a Tensor or a Variable (which converts to its value)."""
+    return isinstance(value, Tensor) or hasattr(value, "_variable")
+
+
+def contains_tensor(value):
+    """Whether `value` is, or a list or tuple in it holds, a Tensor or a Variable."""
+    if is_tensor(value):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(contains_tensor(v) for v in value)
+    return False
 
 
 def graph_of(*values):
@@ -18,9 +35,9 @@ def graph_of(*values):
     for value in values:
         if isinstance(value, (list, tuple)):
             for item in value:
-                if isinstance(item, Tensor) or hasattr(item, "_variable"):
+                if is_tensor(item):
                     return item.graph
-        elif isinstance(value, Tensor) or hasattr(value, "_variable"):
+        elif is_tensor(value):
             return value.graph
     return default
 
@@ -35,6 +52,35 @@ def op_scope(op_type, name, *values):
     graph = graph_of(*values)
     with graph.as_default(), graph.name_scope(name or op_type) as scope:
         yield scope
+
+
+def convert_operands(x, y, names=("x", "y")):
+    """Converts both operands as TensorFlow's operators do: a Python value beside a tensor
+    gets the tensor's dtype if it can (the right operand falls back to its own dtype)."""
+    if is_tensor(x) or not is_tensor(y):
+        x = convert_to_tensor(x)
+        y = convert_to_tensor(y, preferred_dtype=x.dtype.base_dtype, name=names[1])
+    else:
+        y = convert_to_tensor(y)
+        x = convert_to_tensor(x, dtype=y.dtype.base_dtype, name=names[0])
+    return x, y
+
+
+def binary_inputs(x, y, op_type="op", names=("x", "y")):
+    """Both operands of an `op_type` op, converted; their types must match."""
+    x, y = convert_operands(x, y, names)
+    if x.dtype.base_dtype != y.dtype.base_dtype:
+        raise TypeError(f"Input '{names[1]}' of '{op_type}' Op has type "
+                        f"{y.dtype.base_dtype.name} that does not match type "
+                        f"{x.dtype.base_dtype.name} of argument '{names[0]}'.")
+    return x, y
+
+
+def int_tensor(value, name=None, dtype=dtypes.int32):
+    """An index tensor: int32 unless `value` holds tensors, whose dtype (int64 too) it keeps."""
+    if contains_tensor(value):
+        return convert_to_tensor(value)
+    return convert_to_tensor(value, dtype=dtype, name=name)
 
 
 def make_op(op_type, inputs, dtypes, name=None, attrs=None, graph=None):

@@ -5,7 +5,6 @@ import collections.abc
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.ops import array_ops, math_ops
 from dtfnb.ops.building import graph_of
-from dtfnb.ops.slicing_ops import where
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
@@ -24,8 +23,8 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
         l2sum = math_ops.reduce_sum(t * t, axes, keepdims=True)
         # sqrt's gradient at 0 is inf: take the root only where the sum is positive.
         positive = math_ops.greater(l2sum, 0)
-        safe = where(positive, l2sum, array_ops.ones_like(l2sum))
-        l2norm = where(positive, math_ops.sqrt(safe), l2sum)
+        safe = array_ops.where(positive, l2sum, array_ops.ones_like(l2sum))
+        l2norm = array_ops.where(positive, math_ops.sqrt(safe), l2sum)
         clipped = t * clip_norm / math_ops.maximum(l2norm, clip_norm)
         return array_ops.identity(clipped, name=scope)
 

@@ -14,11 +14,12 @@ from dtfnb.framework.graph_keys import GraphKeys
 from dtfnb.framework.registry import RegisterGradient
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import nest
-from dtfnb.ops.array_ops import constant_value, identity, stack
+from dtfnb.ops.array_ops import identity, stack
 from dtfnb.ops.building import graph_of
 from dtfnb.ops.control_flow_context import CondContext, WhileContext, output_context
 from dtfnb.ops.control_flow_ops import Assert, merge, switch, switch_ref_or_tensor
 from dtfnb.ops.math_ops import cast, equal, less_equal, reduce_sum
+from dtfnb.ops.shape_util import constant_value
 
 
 def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, fn2=None):

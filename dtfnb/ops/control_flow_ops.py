@@ -6,8 +6,9 @@ from dtfnb.base.shapes import TensorShape, scalar, unknown_shape
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.operation import Operation
 from dtfnb.framework.registry import NotDifferentiable, define_op
-from dtfnb.ops.array_ops import identity, shape_error
+from dtfnb.ops.array_ops import identity
 from dtfnb.ops.building import graph_of, make_op, make_tensor
+from dtfnb.ops.shape_util import shape_error
 
 define_op("NoOp", lambda op: [])
 NotDifferentiable("NoOp")

@@ -16,8 +16,9 @@ from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.graph import get_default_graph
 from dtfnb.framework.random_seed import get_seed
 from dtfnb.framework.registry import NotDifferentiable, define_op
-from dtfnb.ops.array_ops import constant_value, shape_error, stack
+from dtfnb.ops.array_ops import stack
 from dtfnb.ops.building import make_op, make_tensor
+from dtfnb.ops.shape_util import constant_value, shape_error
 from dtfnb.ops.slicing_ops import gather
 
 _HANDLES = ("FIFOQueueV2", "RandomShuffleQueueV2", "PaddingFIFOQueueV2", "PriorityQueueV2")

@@ -13,8 +13,8 @@ from dtfnb.base import dtypes
 from dtfnb.base.shapes import TensorShape, scalar
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import NotDifferentiable, define_op
-from dtfnb.ops.array_ops import shape_error
 from dtfnb.ops.building import make_op, make_tensor
+from dtfnb.ops.shape_util import shape_error
 
 _HANDLES = ("TextLineReaderV2", "FixedLengthRecordReaderV2", "TFRecordReaderV2",
             "WholeFileReaderV2", "IdentityReaderV2")

@@ -9,7 +9,7 @@ from dtfnb.base import dtypes
 from dtfnb.base.shapes import TensorShape
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.graph_keys import GraphKeys
-from dtfnb.ops import array_ops, init_ops, linalg_ops, math_ops, nn_ops
+from dtfnb.ops import array_ops, init_ops, linalg_ops, math_ops, nn_ops, slicing_ops
 from dtfnb.ops.variable_scope import get_variable, variable_scope
 
 
@@ -95,7 +95,7 @@ def flatten(inputs, name=None, data_format="channels_last"):
         inputs = convert_to_tensor(inputs)
         shape = inputs.shape
         if data_format == "channels_first" and shape.ndims is not None and shape.ndims > 2:
-            inputs = array_ops.transpose(inputs, [0] + list(range(2, shape.ndims)) + [1])
+            inputs = slicing_ops.transpose(inputs, [0] + list(range(2, shape.ndims)) + [1])
             shape = inputs.shape
         rest = shape[1:].num_elements() if shape.ndims is not None else None
         if rest is not None:

@@ -2,9 +2,8 @@
 
 from dtfnb.base.shapes import TensorShape, unknown_shape
 from dtfnb.framework.registry import RegisterGradient, define_op
-from dtfnb.ops.array_ops import shape_error
-from dtfnb.ops.building import make_tensor
-from dtfnb.ops.math_ops import binary_inputs
+from dtfnb.ops.building import binary_inputs, make_tensor
+from dtfnb.ops.shape_util import shape_error
 
 
 def _matmul_shape(op):

@@ -1,6 +1,8 @@
-"""Elementwise arithmetic and comparisons with broadcasting, reductions, casts, add_n, range.
+"""Elementwise arithmetic and comparisons with broadcasting, broadcast_to, reductions, casts,
+add_n, range.
 
-Each op's definition, builder and gradient sit together. Gradients of broadcasting
+Built on array_ops; slicing_ops builds on this. Each op's definition, builder and
+gradient sit together. Gradients of broadcasting
 ops sum back to each input's shape (`reduce_to_shape`): over axes read from the static
 shapes when they settle which axes broadcasting stretched (a bias of [300] added to
 [None, 300] needs one Sum), else with BroadcastGradientArgs on Shape tensors.
@@ -14,33 +16,25 @@ from dtfnb.base import dtypes
 from dtfnb.base.shapes import TensorShape, unknown_shape
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define_op
-from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import array_ops, constant_op
-from dtfnb.ops.array_ops import constant_value, format_shape, shape_error
-from dtfnb.ops.building import graph_of, make_tensor, op_scope
-
-
-def broadcast_shape(a, b):
-    """The static broadcast of two TensorShapes; raises ValueError when incompatible."""
-    if a.ndims is None or b.ndims is None:
-        return unknown_shape()
-    rank = builtins.max(a.ndims, b.ndims)
-    # leading 1s align the shapes; the first mismatch from the left is the one reported
-    x = [1] * (rank - a.ndims) + a.as_list()
-    y = [1] * (rank - b.ndims) + b.as_list()
-    out = []
-    for dx, dy in zip(x, y):
-        if dx == 1:
-            out.append(dy)
-        elif dy == 1:
-            out.append(dx)
-        elif dx is None or dy is None:
-            out.append(dx if dy is None else dy)
-        elif dx == dy:
-            out.append(dx)
-        else:
-            raise ValueError(f"Dimensions must be equal, but are {dx} and {dy}")
-    return TensorShape(out)
+from dtfnb.ops.building import (
+    binary_inputs,
+    convert_operands,
+    graph_of,
+    int_tensor,
+    is_tensor,
+    make_op,
+    make_tensor,
+    op_scope,
+)
+from dtfnb.ops.shape_util import (
+    broadcast_shape,
+    constant_value,
+    format_shape,
+    normalize_axis,
+    shape_error,
+    shape_value,
+)
 
 
 def _broadcast_shape_fn(op):
@@ -49,32 +43,6 @@ def _broadcast_shape_fn(op):
         return [broadcast_shape(a.shape, b.shape)]
     except ValueError as err:
         raise shape_error(op, str(err)) from None
-
-
-def _is_tensor(value):
-    return isinstance(value, Tensor) or hasattr(value, "_variable")
-
-
-def convert_operands(x, y, names=("x", "y")):
-    """Converts both operands as TensorFlow's operators do: a Python value beside a tensor
-    gets the tensor's dtype if it can (the right operand falls back to its own dtype)."""
-    if _is_tensor(x) or not _is_tensor(y):
-        x = convert_to_tensor(x)
-        y = convert_to_tensor(y, preferred_dtype=x.dtype.base_dtype, name=names[1])
-    else:
-        y = convert_to_tensor(y)
-        x = convert_to_tensor(x, dtype=y.dtype.base_dtype, name=names[0])
-    return x, y
-
-
-def binary_inputs(x, y, op_type="op", names=("x", "y")):
-    """Both operands of an `op_type` op, converted; their types must match."""
-    x, y = convert_operands(x, y, names)
-    if x.dtype.base_dtype != y.dtype.base_dtype:
-        raise TypeError(f"Input '{names[1]}' of '{op_type}' Op has type "
-                        f"{y.dtype.base_dtype.name} that does not match type "
-                        f"{x.dtype.base_dtype.name} of argument '{names[0]}'.")
-    return x, y
 
 
 def binary_op(op_type, x, y, name, out_dtype=None, attrs=None):
@@ -123,6 +91,50 @@ def unary_op(op_type, x, name, out_dtype=None):
                        attrs={"T": x.dtype.base_dtype})
 
 
+# -- broadcasting ---------------------------------------------------------------------
+
+def _broadcast_to_shape(op):
+    dims = shape_value(op.inputs[1])
+    target = unknown_shape() if dims is None else TensorShape(
+        [None if d is None or d < 0 else d for d in dims])
+    try:
+        out = broadcast_shape(op.inputs[0].shape, target)
+    except ValueError as err:
+        raise shape_error(op, str(err)) from None
+    if out.ndims is not None and target.ndims is not None and out.ndims != target.ndims:
+        raise shape_error(op, f"Rank of input ({op.inputs[0].shape.ndims}) must be no greater "
+                              f"than rank of output shape ({target.ndims})")
+    return [target.merge_with(out) if out.ndims is not None else target]
+
+
+define_op("BroadcastTo", _broadcast_to_shape)
+
+
+def broadcast_to(input, shape, name=None):  # noqa: A002 - TensorFlow's name
+    with op_scope("BroadcastTo", name, input, shape) as scope:
+        value = convert_to_tensor(input, name="input")
+        shape = int_tensor(shape, name="shape")
+        return make_tensor("BroadcastTo", [value, shape], value.dtype.base_dtype, name=scope,
+                           attrs={"T": value.dtype.base_dtype, "Tidx": shape.dtype})
+
+
+@RegisterGradient("BroadcastTo")
+def _broadcast_to_grad(op, grad):
+    x = op.inputs[0]
+    return reduce_to_shape(grad, x, op.outputs[0]), None
+
+
+define_op("BroadcastGradientArgs", lambda op: [unknown_shape(1), unknown_shape(1)])
+NotDifferentiable("BroadcastGradientArgs")
+
+
+def broadcast_gradient_args(s0, s1, name=None):
+    """The axes to sum a broadcast result's gradient over, for each of two input shapes."""
+    op = make_op("BroadcastGradientArgs", [s0, s1], [s0.dtype, s0.dtype],
+                 name=name or "BroadcastGradientArgs", attrs={"T": s0.dtype})
+    return op.outputs
+
+
 # -- reducing a broadcast gradient back to an input's shape ----------------------------
 
 def _static_reduction_axes(x, other):
@@ -152,7 +164,7 @@ def reduce_to_shape(grad, x, other):
     axes = _static_reduction_axes(x.shape, other.shape)
     if axes is None:
         shape_x = array_ops.shape(x)
-        axes, _ = array_ops.broadcast_gradient_args(shape_x, array_ops.shape(grad))
+        axes, _ = broadcast_gradient_args(shape_x, array_ops.shape(grad))
         return array_ops.reshape(reduce_sum(grad, axes), shape_x)
     if not axes:
         return grad
@@ -169,7 +181,7 @@ def _binary_grads(op, gx, gy):
     if gx is not None and gy is not None and _static_reduction_axes(x.shape, y.shape) is None \
             and _static_reduction_axes(y.shape, x.shape) is None:
         shape_x, shape_y = array_ops.shape(x), array_ops.shape(y)
-        rx, ry = array_ops.broadcast_gradient_args(shape_x, shape_y)
+        rx, ry = broadcast_gradient_args(shape_x, shape_y)
         return (array_ops.reshape(reduce_sum(gx, rx), shape_x),
                 array_ops.reshape(reduce_sum(gy, ry), shape_y))
     return reduce_to_shape(gx, x, y), reduce_to_shape(gy, y, x)
@@ -181,8 +193,6 @@ _BINARY = ("Add", "AddV2", "Sub", "Mul", "RealDiv", "FloorDiv", "FloorMod", "Pow
            "Minimum", "SquaredDifference", "TruncateDiv", "TruncateMod")
 for _op in _BINARY:
     define_op(_op, _broadcast_shape_fn)
-
-
 
 
 def add(x, y, name=None):
@@ -241,6 +251,8 @@ pow = _binary("Pow", "pow")  # noqa: A001 - TensorFlow's name
 maximum = _binary("Maximum", "maximum")
 minimum = _binary("Minimum", "minimum")
 squared_difference = _binary("SquaredDifference", "squared_difference")
+
+
 @RegisterGradient("Add")
 @RegisterGradient("AddV2")
 def _add_grad(op, grad):
@@ -282,22 +294,16 @@ def _pow_grad(op, grad):
     z = op.outputs[0]
     gx = grad * y * pow(x, y - constant_op.constant(1, dtype=y.dtype.base_dtype))
     # d(x^y)/dy = z * log(x), taken as 0 where x <= 0 (TensorFlow does the same).
-    safe_log = array_ops_where(greater(x, 0), log(x), array_ops.zeros_like(x))
+    safe_log = array_ops.where(greater(x, 0), log(x), array_ops.zeros_like(x))
     return _binary_grads(op, gx, grad * z * safe_log)
-
-
-def array_ops_where(cond, x, y):
-    from dtfnb.ops.slicing_ops import where
-
-    return where(cond, x, y)
 
 
 def _min_max_grad(op, grad, selector):
     x, y = op.inputs
     x_wins = selector(x, y)
     zeros = array_ops.zeros_like(grad)
-    return _binary_grads(op, array_ops_where(x_wins, grad, zeros),
-                         array_ops_where(x_wins, zeros, grad))
+    return _binary_grads(op, array_ops.where(x_wins, grad, zeros),
+                         array_ops.where(x_wins, zeros, grad))
 
 
 @RegisterGradient("Maximum")
@@ -340,6 +346,8 @@ log1p = _unary("Log1p", "log1p")
 reciprocal = _unary("Reciprocal", "reciprocal")
 floor = _unary("Floor", "floor")
 ceil = _unary("Ceil", "ceil")
+
+
 def round(x, name=None):  # noqa: A001 - TensorFlow's name
     """Rounds half to even, as TensorFlow does; integers pass through."""
     x = convert_to_tensor(x)
@@ -350,6 +358,8 @@ def round(x, name=None):  # noqa: A001 - TensorFlow's name
 
 sin = _unary("Sin", "sin")
 cos = _unary("Cos", "cos")
+
+
 def _const_like(value, tensor):
     return constant_op.constant(value, dtype=tensor.dtype.base_dtype)
 
@@ -431,6 +441,8 @@ less = _comparison("Less", "less")
 less_equal = _comparison("LessEqual", "less_equal")
 greater = _comparison("Greater", "greater")
 greater_equal = _comparison("GreaterEqual", "greater_equal")
+
+
 def _logical_inputs(x, y):
     return (convert_to_tensor(x, dtype=dtypes.bool_), convert_to_tensor(y, dtype=dtypes.bool_))
 
@@ -460,7 +472,7 @@ def logical_xor(x, y, name="LogicalXor"):
 
 def _reduced_dims(op, dims, axes, keep):
     rank = len(dims)
-    axes = {array_ops.normalize_axis(op, int(a), rank) for a in np.reshape(axes, -1)}
+    axes = {normalize_axis(op, int(a), rank) for a in np.reshape(axes, -1)}
     if keep:
         return [1 if i in axes else d for i, d in enumerate(dims)]
     return [d for i, d in enumerate(dims) if i not in axes]
@@ -501,7 +513,7 @@ def _reduce(op_type, input_tensor, axis, keepdims, name, reduction_indices, keep
                         f"{x.dtype.base_dtype.name} not in list of allowed values: bool")
     all_axes = _all_axes(x) if axis is None else None  # made outside the op's scope
     with op_scope(op_type, name, x) as scope:
-        axes = all_axes if axis is None else array_ops._int_tensor(axis,
+        axes = all_axes if axis is None else int_tensor(axis,
                                                                    name="reduction_indices")
         return make_tensor(op_type, [x, axes], x.dtype.base_dtype, name=scope,
                            attrs={**({} if op_type in ("Any", "All")  # bool only, no T
@@ -558,7 +570,7 @@ def _kept_shape(op):
     axes = floormod(cast(axes, dtypes.int32) + r, r)
     positions = array_ops.expand_dims(_range(0, r, 1), 1)
     reduced = reduce_any(equal(positions, array_ops.reshape(axes, [1, -1])), axis=1)
-    return array_ops_where(reduced, array_ops.ones_like(in_shape), in_shape)
+    return array_ops.where(reduced, array_ops.ones_like(in_shape), in_shape)
 
 
 def _broadcast_back(op, grad):
@@ -568,7 +580,7 @@ def _broadcast_back(op, grad):
         grad = array_ops.reshape(grad, _kept_shape(op))
     if x.shape.is_fully_defined() and grad.shape == x.shape:
         return grad
-    return array_ops.broadcast_to(grad, array_ops.shape(x))
+    return broadcast_to(grad, array_ops.shape(x))
 
 
 @RegisterGradient("Sum")
@@ -640,7 +652,7 @@ def _arg(op_type, input, axis, name, dimension, output_type):  # noqa: A002
     output_type = dtypes.as_dtype(output_type)
     with op_scope(op_type, name, input) as scope:
         x = convert_to_tensor(input, name="input")
-        axis = array_ops._int_tensor(axis, name="dimension")
+        axis = int_tensor(axis, name="dimension")
         return make_tensor(op_type, [x, axis], output_type, name=scope,
                            attrs={"T": x.dtype.base_dtype, "Tidx": axis.dtype,
                                   "output_type": output_type})
@@ -749,25 +761,19 @@ def _range(start, limit=None, delta=1, dtype=None, name="range"):
     """Numbers from `start` up to (not including) `limit` by `delta`; `range(n)` is 0..n-1."""
     if limit is None:
         start, limit = 0, start
-    values = [convert_to_tensor(v) if _is_tensor(v) else v for v in (start, limit, delta)]
+    values = [convert_to_tensor(v) if is_tensor(v) else v for v in (start, limit, delta)]
     if dtype is None:
-        found = [v.dtype.base_dtype if _is_tensor(v) else
+        found = [v.dtype.base_dtype if is_tensor(v) else
                  dtypes.float32 if isinstance(v, float) else dtypes.int32 for v in values]
         dtype = builtins.max(found, key=lambda d: _RANGE_ORDER.index(d)
                              if d in _RANGE_ORDER else 0)
     dtype = dtypes.as_dtype(dtype).base_dtype
-    with _graph(values).name_scope(name) as scope:
+    with graph_of(*values).name_scope(name) as scope:
         start, limit, delta = (
-            cast(convert_to_tensor(v, dtype=None if _is_tensor(v) else dtype, name=name), dtype)
+            cast(convert_to_tensor(v, dtype=None if is_tensor(v) else dtype, name=name), dtype)
             for v, name in zip(values, ("start", "limit", "delta")))
         return make_tensor("Range", [start, limit, delta], dtype, name=scope,
                            attrs={"Tidx": dtype})
-
-
-def _graph(values):
-    from dtfnb.ops.building import graph_of
-
-    return graph_of(*values)
 
 
 range = _range  # noqa: A001 - TensorFlow's name; this module uses builtins.range itself

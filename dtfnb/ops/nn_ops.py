@@ -13,8 +13,9 @@ from dtfnb.base import dtypes
 from dtfnb.base.shapes import TensorShape, scalar, unknown_shape
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define_op
-from dtfnb.ops import array_ops, math_ops, random_ops
+from dtfnb.ops import array_ops, math_ops, random_ops, slicing_ops
 from dtfnb.ops.building import graph_of, make_op, make_tensor, op_scope
+from dtfnb.ops.shape_util import shape_error
 
 
 def _same_shape(op):
@@ -160,7 +161,7 @@ def _tanh_grad_grad(op, grad):
 def _softmax_shape(op):
     shape = op.inputs[0].shape
     if shape.ndims == 0:
-        raise array_ops.shape_error(op, "Shape must be at least rank 1 but is rank 0")
+        raise shape_error(op, "Shape must be at least rank 1 but is rank 0")
     return [shape]
 
 
@@ -179,7 +180,7 @@ def _move_axis(x, axis, to_end):
         perm = perm[:axis] + perm[axis + 1:] + [axis]
     else:
         perm = perm[:axis] + [ndims - 1] + perm[axis:-1]
-    return array_ops.transpose(x, perm)
+    return slicing_ops.transpose(x, perm)
 
 
 def _softmax(op_type, logits, axis, name):
@@ -360,16 +361,16 @@ def _bias_add_shape(op):
     value, bias = op.inputs
     shape = value.shape
     if bias.shape.ndims not in (None, 1):
-        raise array_ops.shape_error(op, f"Shape must be rank 1 but is rank {bias.shape.ndims}")
+        raise shape_error(op, f"Shape must be rank 1 but is rank {bias.shape.ndims}")
     if shape.ndims is None:
         return [shape]
     if shape.ndims < 2:
-        raise array_ops.shape_error(op, f"Shape must be at least rank 2 but is rank {shape.ndims}")
+        raise shape_error(op, f"Shape must be at least rank 2 but is rank {shape.ndims}")
     dims = shape.as_list()
     channel = _channel_index(op, shape.ndims)
     size = bias.shape[0].value if bias.shape.ndims == 1 else None
     if dims[channel] is not None and size is not None and dims[channel] != size:
-        raise array_ops.shape_error(
+        raise shape_error(
             op, f"Dimensions must be equal, but are {dims[channel]} and {size}")
     dims[channel] = dims[channel] if dims[channel] is not None else size
     return [TensorShape(dims)]

@@ -4,8 +4,8 @@ from dtfnb.base import dtypes
 from dtfnb.base.shapes import TensorShape, unknown_shape
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import NotDifferentiable, define_op
-from dtfnb.ops.array_ops import shape_error
 from dtfnb.ops.building import graph_of, make_op, make_tensor
+from dtfnb.ops.shape_util import shape_error
 
 _CSV_TYPES = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64, dtypes.string)
 _RAW_TYPES = (dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int32, dtypes.uint16,

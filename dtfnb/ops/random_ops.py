@@ -13,14 +13,15 @@ from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.random_seed import seed_attrs
 from dtfnb.framework.registry import NotDifferentiable, define_op
 from dtfnb.framework.tensor import Tensor
-from dtfnb.ops import array_ops, math_ops
+from dtfnb.ops import math_ops
 from dtfnb.ops.building import make_tensor, op_scope
 from dtfnb.ops.constant_op import constant
+from dtfnb.ops.shape_util import shape_value
 
 
 def shape_from_tensor(tensor):
     """The static shape a 1-D shape tensor describes (known where it is a constant)."""
-    dims = array_ops.shape_value(tensor)
+    dims = shape_value(tensor)
     if dims is None:
         return unknown_shape()
     return TensorShape([None if d is None or d < 0 else d for d in dims])

@@ -1,5 +1,8 @@
 """Slicing and gathering: slice, strided_slice and `tensor[...]`, gather, segment sums,
-where, boolean_mask; and the ops whose gradients are slices: pad and tile.
+boolean_mask; the ops whose gradients are slices: pad and tile; and transpose.
+
+The highest of the three core op families: these builders and gradients use math_ops
+(a transpose of unknown rank reverses a range), which uses array_ops.
 """
 
 import builtins
@@ -12,24 +15,70 @@ from dtfnb.framework.convert import convert_to_tensor, register_tensor_conversio
 from dtfnb.framework.indexed_slices import IndexedSlices
 from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from dtfnb.framework.tensor import Tensor
-from dtfnb.ops import constant_op
+from dtfnb.ops import constant_op, math_ops
 from dtfnb.ops.array_ops import (
-    _int_tensor,
     concat,
-    constant_value,
-    normalize_axis,
     rank,
     reshape,
     shape,
-    shape_error,
-    shape_value,
     size,
     squeeze,
     stack,
-    transpose,
-    zeros_like,
+    where,
 )
-from dtfnb.ops.building import make_tensor, op_scope
+from dtfnb.ops.building import int_tensor, make_tensor, op_scope
+from dtfnb.ops.shape_util import constant_value, normalize_axis, shape_error, shape_value
+
+# -- transpose -------------------------------------------------------------------------
+
+def _transpose_shape(op):
+    x = op.inputs[0].shape
+    perm = constant_value(op.inputs[1])
+    if perm is None:
+        n = op.inputs[1].shape[0].value if op.inputs[1].shape.ndims == 1 else None
+        return [unknown_shape(x.ndims if x.ndims is not None else n)]
+    perm = [int(p) for p in np.reshape(perm, -1)]
+    if x.ndims is None:
+        return [unknown_shape(len(perm))]
+    if sorted(perm) != list(range(x.ndims)):
+        raise shape_error(op, f"Dimension must be {x.ndims} but is {len(perm)}"
+                          if len(perm) != x.ndims else f"{perm} is not a valid permutation")
+    dims = x.as_list()
+    return [TensorShape([dims[p] for p in perm])]
+
+
+define_op("Transpose", _transpose_shape)
+define_op("InvertPermutation", lambda op: [op.inputs[0].shape])
+NotDifferentiable("InvertPermutation")
+
+
+def transpose(a, perm=None, name="transpose", conjugate=False):
+    with op_scope("transpose", name, a) as scope:
+        a = convert_to_tensor(a, name="a")
+        if perm is None:
+            if a.shape.ndims is not None:
+                perm = list(range(a.shape.ndims - 1, -1, -1))
+            else:
+                r = rank(a)
+                perm = math_ops._range(r - 1, -1, -1)
+        perm = int_tensor(perm, name="perm")
+        return make_tensor("Transpose", [a, perm], a.dtype.base_dtype, name=scope,
+                           attrs={"T": a.dtype.base_dtype, "Tperm": perm.dtype})
+
+
+def invert_permutation(x, name=None):
+    x = int_tensor(x)
+    return make_tensor("InvertPermutation", [x], x.dtype, name=name or "InvertPermutation",
+                       attrs={"T": x.dtype})
+
+
+@RegisterGradient("Transpose")
+def _transpose_grad(op, grad):
+    perm = constant_value(op.inputs[1])
+    inverse = (np.argsort(np.reshape(perm, -1)).astype(np.int32) if perm is not None
+               else invert_permutation(op.inputs[1]))
+    return transpose(grad, inverse), None
+
 
 # -- tile, pad, slice ------------------------------------------------------------------
 
@@ -52,15 +101,13 @@ define_op("Tile", _tile_shape)
 def tile(input, multiples, name=None):  # noqa: A002 - TensorFlow's name
     with op_scope("Tile", name, input, multiples) as scope:
         value = convert_to_tensor(input, name="input")
-        multiples = _int_tensor(multiples, name="multiples")
+        multiples = int_tensor(multiples, name="multiples")
         return make_tensor("Tile", [value, multiples], value.dtype.base_dtype, name=scope,
                            attrs={"T": value.dtype.base_dtype, "Tmultiples": multiples.dtype})
 
 
 @RegisterGradient("Tile")
 def _tile_grad(op, grad):
-    from dtfnb.ops import math_ops
-
     x, multiples = op.inputs
     # Reshape grad to [m0, d0, m1, d1, ...] and sum over the multiples' axes.
     split_shape = reshape(transpose(stack([multiples, shape(x, out_type=multiples.dtype)])),
@@ -105,7 +152,7 @@ def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
     with op_scope(op_type, name, tensor, paddings) as scope:
         tensor = convert_to_tensor(tensor, name="input")
         dtype = tensor.dtype.base_dtype
-        inputs = [tensor, _int_tensor(paddings, name="paddings")]
+        inputs = [tensor, int_tensor(paddings, name="paddings")]
         attrs = {"T": dtype, "Tpaddings": inputs[1].dtype}
         if op_type == "PadV2":
             inputs.append(convert_to_tensor(constant_values, dtype=dtype,
@@ -155,8 +202,8 @@ define_op("Slice", _slice_shape)
 def slice(input_, begin, size, name=None):  # noqa: A001 - TensorFlow's name
     with op_scope("Slice", name, input_, begin, size) as scope:
         input_ = convert_to_tensor(input_, name="input")
-        begin = _int_tensor(begin, name="begin")
-        size_t = _int_tensor(size, name="size", dtype=begin.dtype)
+        begin = int_tensor(begin, name="begin")
+        size_t = int_tensor(size, name="size", dtype=begin.dtype)
         return make_tensor("Slice", [input_, begin, size_t], input_.dtype.base_dtype,
                            name=scope,
                            attrs={"T": input_.dtype.base_dtype, "Index": begin.dtype})
@@ -164,8 +211,6 @@ def slice(input_, begin, size, name=None):  # noqa: A001 - TensorFlow's name
 
 @RegisterGradient("Slice")
 def _slice_grad(op, grad):
-    from dtfnb.ops import math_ops
-
     x, begin, _ = op.inputs
     # Pad the gradient back: `begin` zeros before, the rest after.
     after = math_ops.subtract(math_ops.subtract(shape(x, out_type=begin.dtype),
@@ -247,9 +292,9 @@ def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, el
                               shrink_axis_mask)))
     with op_scope("StridedSlice", name, input_, begin, end, strides) as scope:
         input_ = convert_to_tensor(input_, name="input")
-        begin = _int_tensor(begin, name="begin")
-        end = _int_tensor(end, name="end", dtype=begin.dtype)
-        strides = _int_tensor(strides, name="strides", dtype=begin.dtype)
+        begin = int_tensor(begin, name="begin")
+        end = int_tensor(end, name="end", dtype=begin.dtype)
+        strides = int_tensor(strides, name="strides", dtype=begin.dtype)
         return make_tensor("StridedSlice", [input_, begin, end, strides],
                            input_.dtype.base_dtype, name=scope,
                            attrs={"T": input_.dtype.base_dtype, "Index": begin.dtype,
@@ -342,8 +387,8 @@ define_op("GatherV2", _gather_shape)
 def gather(params, indices, validate_indices=None, name=None, axis=0):
     with op_scope("GatherV2", name, params, indices) as scope:
         params = convert_to_tensor(params, name="params")
-        indices = _int_tensor(indices, name="indices")
-        axis = _int_tensor(axis, name="axis")
+        indices = int_tensor(indices, name="indices")
+        axis = int_tensor(axis, name="axis")
         return make_tensor("GatherV2", [params, indices, axis], params.dtype.base_dtype,
                            name=scope,
                            attrs={"Tparams": params.dtype.base_dtype,
@@ -388,8 +433,8 @@ define_op("UnsortedSegmentSum", _segment_sum_shape)
 
 def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
     data = convert_to_tensor(data)
-    segment_ids = _int_tensor(segment_ids)
-    num_segments = _int_tensor(num_segments)
+    segment_ids = int_tensor(segment_ids)
+    num_segments = int_tensor(num_segments)
     return make_tensor("UnsortedSegmentSum", [data, segment_ids, num_segments],
                        data.dtype.base_dtype, name=name or "UnsortedSegmentSum",
                        attrs={"T": data.dtype.base_dtype,
@@ -402,56 +447,10 @@ def _segment_sum_grad(op, grad):
     return gather(grad, op.inputs[1]), None, None
 
 
-# -- where and boolean_mask -------------------------------------------------------------
-
-def _select_shape(op):
-    cond, t, e = (x.shape for x in op.inputs)
-    try:
-        out = t.merge_with(e)
-    except ValueError:
-        raise shape_error(op, f"Shapes {t} and {e} are not compatible") from None
-    if cond.ndims is not None and out.ndims is not None and cond.ndims != out.ndims:
-        if cond.ndims != 1 or out.ndims == 0:
-            raise shape_error(op, f"Shape must be rank {out.ndims} but is rank {cond.ndims}")
-        if not cond[0].is_compatible_with(out[0]):
-            raise shape_error(op, f"Dimensions must be equal, but are {cond[0]} and {out[0]}")
-    elif cond.ndims is not None and out.ndims is not None and not cond.is_compatible_with(out):
-        raise shape_error(op, f"Shapes {cond} and {out} are not compatible")
-    return [out]
-
-
-define_op("Where", lambda op: [TensorShape([None, op.inputs[0].shape.ndims])
-                               if op.inputs[0].shape.ndims is not None else unknown_shape(2)])
-define_op("Select", _select_shape)
-NotDifferentiable("Where")
-
-
-def where(condition, x=None, y=None, name=None):
-    """Coordinates of true elements (one argument), or elementwise choice (three)."""
-    condition = convert_to_tensor(condition, dtype=dtypes.bool_)
-    if x is None and y is None:
-        return make_tensor("Where", [condition], dtypes.int64, name=name or "Where",
-                           attrs={"T": dtypes.bool_})
-    if x is None or y is None:
-        raise ValueError("x and y must both be non-None or both be None.")
-    from dtfnb.ops.math_ops import binary_inputs
-
-    x, y = binary_inputs(x, y, "Select")
-    return make_tensor("Select", [condition, x, y], x.dtype.base_dtype, name=name or "Select",
-                       attrs={"T": x.dtype.base_dtype})
-
-
-@RegisterGradient("Select")
-def _select_grad(op, grad):
-    cond = op.inputs[0]
-    zeros = zeros_like(op.inputs[1])
-    return None, where(cond, grad, zeros), where(cond, zeros, grad)
-
+# -- boolean_mask ----------------------------------------------------------------------
 
 def boolean_mask(tensor, mask, name="boolean_mask", axis=None):
     """The elements (or slices along `axis`) of `tensor` where `mask` is true, flattened."""
-    from dtfnb.ops import math_ops
-
     tensor = convert_to_tensor(tensor)
     with tensor.graph.name_scope(name):
         tensor = convert_to_tensor(tensor, name="tensor")

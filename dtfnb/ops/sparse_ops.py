@@ -12,9 +12,10 @@ from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.operation import Operation
 from dtfnb.framework.registry import NotDifferentiable, define_op
 from dtfnb.framework.sparse_tensor import SparseTensor, SparseTensorValue
-from dtfnb.ops.array_ops import identity, reshape, shape_error
+from dtfnb.ops.array_ops import identity, reshape, where
 from dtfnb.ops.building import make_op, make_tensor
-from dtfnb.ops.slicing_ops import gather, where
+from dtfnb.ops.shape_util import shape_error
+from dtfnb.ops.slicing_ops import gather
 
 _ADD_OPS = ("AddSparseToTensorsMap", "AddManySparseToTensorsMap")
 

@@ -5,8 +5,8 @@ from dtfnb.base import dtypes
 from dtfnb.base.shapes import as_shape, scalar
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import NotDifferentiable, define_op
-from dtfnb.ops.array_ops import format_shape, shape_error
 from dtfnb.ops.building import make_tensor, op_scope
+from dtfnb.ops.shape_util import format_shape, shape_error
 
 
 def _same_as_input(op):

@@ -8,9 +8,11 @@ from dtfnb.framework.convert import convert_to_tensor, register_tensor_conversio
 from dtfnb.framework.graph import get_default_graph
 from dtfnb.framework.graph_keys import GraphKeys
 from dtfnb.framework.tensor import _OPERATOR_NAMES
-from dtfnb.ops import state_ops
-from dtfnb.ops.array_ops import identity
+from dtfnb.ops import math_ops, state_ops
+from dtfnb.ops.array_ops import identity, stack
+from dtfnb.ops.constant_op import constant
 from dtfnb.ops.control_flow_ops import group, no_op
+from dtfnb.ops.slicing_ops import boolean_mask
 
 
 class Variable:
@@ -242,11 +244,6 @@ def report_uninitialized_variables(var_list=None, name="report_uninitialized_var
     IsVariableInitialized per variable, stacked, negated, and used as a boolean mask
     over the names; the mask runs on /cpu:0.
     """
-    from dtfnb.ops import math_ops
-    from dtfnb.ops.array_ops import stack
-    from dtfnb.ops.constant_op import constant
-    from dtfnb.ops.slicing_ops import boolean_mask
-
     graph = get_default_graph()
     if var_list is None:
         var_list = global_variables() + local_variables()
