@@ -9,7 +9,7 @@ import dtfnb as tf
 from dtfnb.base.dtypes import float32
 from dtfnb.resources.accumulators import ConditionalAccumulator
 from dtfnb.runtime.step import Step
-from tests.conftest import in_thread, poll_for
+from tests.helpers import in_thread, poll_for
 
 
 def _timeout(ms):

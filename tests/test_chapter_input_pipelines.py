@@ -12,7 +12,7 @@ import textwrap
 import numpy as np
 
 import dtfnb as tf
-from tests.cluster_util import cluster_dict, task_processes
+from tests.helpers import cluster_dict, task_processes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import dtfnb as tf
-from tests.cluster_util import (
+from tests.helpers import (
     chapter_pinning_graph,
     cluster_dict,
     freeze,
@@ -44,7 +44,7 @@ def target(cluster, job, task):
 
 def test_pinning_across_tasks_gives_4(chapter_cluster):
     cluster, _ = chapter_cluster
-    a, c = chapter_pinning_graph(tf)
+    a, c = chapter_pinning_graph()
     with tf.Session(target(cluster, "worker", 0)) as sess:
         sess.run(a.initializer)
         assert c.eval() == 4.0

@@ -15,7 +15,7 @@ from dtfnb.runtime.frames import FrameGraph, FrameState
 from dtfnb.runtime.nodes import Node
 from dtfnb.runtime.partition import partition, prune
 from dtfnb.runtime.step import Step
-from tests.cluster_util import cluster_dict
+from tests.helpers import cluster_dict
 
 I32, BOOL = dtypes.int32, dtypes.bool_
 

@@ -6,7 +6,7 @@ import time
 import pytest
 
 import dtfnb as tf
-from tests.conftest import poll_for
+from tests.helpers import poll_for
 
 
 def test_threads_stop_when_one_requests_it():

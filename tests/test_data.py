@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import dtfnb as tf
-from tests.cluster_util import cluster_dict
+from tests.helpers import cluster_dict
 
 
 @pytest.fixture(autouse=True)

@@ -22,7 +22,7 @@ from dtfnb.protos import (
     wire_pb2,
     worker_pb2,
 )
-from tests.cluster_util import cluster_dict, start_task, stop_processes, wait_for_port
+from tests.helpers import cluster_dict, start_task, stop_processes, wait_for_port
 
 pytestmark = pytest.mark.skipif(not unix.enabled(), reason="Unix sockets: Linux only")
 

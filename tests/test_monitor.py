@@ -8,8 +8,7 @@ import dtfnb as tf
 from dtfnb.distributed_runtime.transport.monitor import watch
 from dtfnb.protos import monitor_pb2
 from dtfnb.runtime.events import EventLog
-from tests.cluster_util import cluster_dict
-from tests.conftest import poll_for
+from tests.helpers import cluster_dict, poll_for
 
 PS_CPU = "/job:ps/replica:0/task:0/device:CPU:0"
 WORKER_CPU = "/job:worker/replica:0/task:0/device:CPU:0"

@@ -11,13 +11,7 @@ import time
 import pytest
 
 import dtfnb as tf
-from tests.cluster_util import (
-    cluster_dict,
-    start_task,
-    stop_processes,
-    task_processes,
-    wait_for_port,
-)
+from tests.helpers import cluster_dict, start_task, stop_processes, task_processes, wait_for_port
 
 
 def _model(device=None):

@@ -18,16 +18,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dtfnb as tf
-from tests import cluster_util
-from tests.conftest import poll_for
+from tests import helpers
+from tests.helpers import poll_for
 
 TIMEOUTS_MS = [1, 2, 5, 10, 30, 100, 300]
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    cluster = cluster_util.cluster_dict(ps=1, worker=1)
-    with cluster_util.task_processes(cluster):
+    cluster = helpers.cluster_dict(ps=1, worker=1)
+    with helpers.task_processes(cluster):
         yield {job: "grpc://" + addresses[0] for job, addresses in cluster.items()}
 
 

@@ -10,8 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dtfnb as tf
-from tests.cluster_util import cluster_dict
-from tests.conftest import in_thread, poll_for
+from tests.helpers import cluster_dict, in_thread, poll_for
 
 
 def _timeout(ms):

@@ -10,7 +10,7 @@ import pytest
 
 import dtfnb as tf
 from dtfnb.protos import checkpoint_pb2
-from tests.cluster_util import cluster_dict, start_task, task_processes, wait_for_port
+from tests.helpers import cluster_dict, start_task, task_processes, wait_for_port
 
 
 def model():

@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
-from cluster_util import cluster_dict
 
 import dtfnb as tf
+from tests.helpers import cluster_dict
 
 INITIAL = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], np.float32)
 

@@ -9,8 +9,7 @@ import pytest
 
 import dtfnb as tf
 from dtfnb.distributed_runtime.transport import shm
-from tests.cluster_util import chapter_pinning_graph, cluster_dict
-from tests.conftest import poll_for
+from tests.helpers import chapter_pinning_graph, cluster_dict, poll_for
 
 
 def test_server_target_and_server_def(servers):
@@ -79,7 +78,7 @@ def test_bad_server_arguments():
 def test_chapter_pinning_across_tasks_gives_4(servers):
     cluster = cluster_dict(ps=2, worker=3)
     tasks = [servers(cluster, job, i) for job in ("ps", "worker") for i in range(len(cluster[job]))]
-    a, c = chapter_pinning_graph(tf)
+    a, c = chapter_pinning_graph()
     metadata = tf.RunMetadata()
     options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE,
                             output_partition_graphs=True)

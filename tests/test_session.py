@@ -14,7 +14,7 @@ from dtfnb.framework.registry import define_op
 from dtfnb.kernels.registry import register_kernel
 from dtfnb.ops.building import make_tensor
 from dtfnb.protos import config_pb2
-from tests import cluster_util
+from tests import helpers
 
 Pair = collections.namedtuple("Pair", ["first", "second"])
 
@@ -394,8 +394,8 @@ def test_concurrent_first_runs_after_the_graph_grew_lose_nothing(where):
     with contextlib.ExitStack() as stack:
         target = ""
         if where == "task process":
-            cluster = cluster_util.cluster_dict(local=1)
-            stack.enter_context(cluster_util.task_processes(cluster))
+            cluster = helpers.cluster_dict(local=1)
+            stack.enter_context(helpers.task_processes(cluster))
             target = "grpc://" + cluster["local"][0]
         sess = stack.enter_context(tf.Session(target))
         for round_ in range(100):

@@ -14,8 +14,14 @@ from dtfnb.distributed_runtime import master, worker
 from dtfnb.distributed_runtime.transport import rpc, wire
 from dtfnb.distributed_runtime.transport.remote import RemoteMaster
 from dtfnb.protos import config_pb2, graph_pb2, master_pb2, worker_pb2
-from tests.cluster_util import cluster_dict, start_task, stop_processes, wait_for_port
-from tests.conftest import in_thread, poll_for
+from tests.helpers import (
+    cluster_dict,
+    in_thread,
+    poll_for,
+    start_task,
+    stop_processes,
+    wait_for_port,
+)
 
 
 def blocked_dequeue():

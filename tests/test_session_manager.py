@@ -7,8 +7,7 @@ import time
 import pytest
 
 import dtfnb as tf
-from tests.cluster_util import cluster_dict
-from tests.conftest import poll_for
+from tests.helpers import cluster_dict, poll_for
 
 
 def _model():

@@ -9,8 +9,7 @@ import dtfnb as tf
 from dtfnb.distributed_runtime.transport import wire
 from dtfnb.protos import graph_pb2, worker_pb2
 from dtfnb.runtime.step import new_step_id
-from tests.cluster_util import cluster_dict
-from tests.conftest import in_thread, poll_for
+from tests.helpers import cluster_dict, in_thread, poll_for
 
 PS_CPU = "/job:ps/replica:0/task:0/device:CPU:0"
 

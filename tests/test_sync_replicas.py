@@ -10,8 +10,7 @@ import pytest
 
 import dtfnb as tf
 from dtfnb.distributed_runtime.transport.monitor import watch
-from tests.cluster_util import cluster_dict, task_processes
-from tests.conftest import poll_for
+from tests.helpers import cluster_dict, poll_for, task_processes
 
 _TRUE_W = np.array([[1.], [-2.], [3.]], np.float32)
 

@@ -18,8 +18,7 @@ from dtfnb.distributed_runtime.transport import rpc, shm, unix, wire
 from dtfnb.distributed_runtime.transport.remote import RemoteMaster
 from dtfnb.protos import master_pb2, wire_pb2, worker_pb2
 from dtfnb.runtime import rendezvous
-from tests.cluster_util import cluster_dict, start_task, stop_processes, wait_for_port
-from tests.conftest import poll_for
+from tests.helpers import cluster_dict, poll_for, start_task, stop_processes, wait_for_port
 
 pytestmark = pytest.mark.skipif(not shm.available, reason="needs Linux memfd and /proc")
 

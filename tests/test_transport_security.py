@@ -17,7 +17,7 @@ import dtfnb as tf
 from dtfnb.distributed_runtime.transport import rpc, shm, wire
 from dtfnb.distributed_runtime.transport.remote import RemoteMaster
 from dtfnb.protos import config_pb2, graph_pb2, master_pb2, wire_pb2, worker_pb2
-from tests.cluster_util import cluster_dict
+from tests.helpers import cluster_dict
 
 CPU = "/job:local/replica:0/task:0/device:CPU:0"
 _UNARY = [f"{service}/{method.name}"

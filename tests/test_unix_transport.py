@@ -16,8 +16,7 @@ import dtfnb as tf
 from dtfnb.distributed_runtime.transport import rpc, unix, wire
 from dtfnb.distributed_runtime.transport.remote import RemoteMaster, RemoteWorker
 from dtfnb.protos import worker_pb2
-from tests.cluster_util import cluster_dict, start_task, stop_processes, wait_for_port
-from tests.conftest import poll_for
+from tests.helpers import cluster_dict, poll_for, start_task, stop_processes, wait_for_port
 
 pytestmark = pytest.mark.skipif(not unix.enabled(), reason="Unix sockets: Linux only")
 

@@ -1,6 +1,8 @@
-"""Real clusters for tests: tasks as in-process servers or as `python -m dtfnb.server` processes."""
+"""What tests share: waiting without sleeping, threads, the leak check, and real clusters
+(tasks as in-process servers or as `python -m dtfnb.server` processes)."""
 
 import contextlib
+import gc
 import glob
 import json
 import os
@@ -8,12 +10,54 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
+import dtfnb as tf
 from dtfnb.distributed_runtime.cluster import local_addresses
 
 
-def chapter_pinning_graph(tf):
+def poll_for(predicate, timeout=5.0, interval=0.01):
+    """Waits until `predicate()` is true; returns its last value (False on time-out)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(interval)
+
+
+def in_thread(fn):
+    """Runs fn() on a thread; returns (thread, box) where box gets its result or error."""
+    box = {}
+
+    def target():
+        try:
+            box["value"] = fn()
+        except Exception as err:  # handed to the test
+            box["error"] = err
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    return thread, box
+
+
+def leaked_threads(before, timeout=5.0):
+    """The threads running now that were not in `before`, once given `timeout` seconds to end.
+
+    Only when some are left does it collect garbage (a session dropped without close()
+    shuts its pools down when it is collected) and wait: a collection after every test
+    was half the suite's time."""
+    def leaked():
+        return [t for t in threading.enumerate() if t not in before and t.is_alive()]
+
+    if leaked():
+        gc.collect()
+        poll_for(lambda: not leaked(), timeout)
+    return leaked()
+
+
+def chapter_pinning_graph():
     """The chapter's graph pinned across a 2 ps + 3 worker cluster; returns (a, c), c == 4."""
     with tf.device("/job:ps"):
         a = tf.Variable(1.0, name="a")
@@ -28,6 +72,55 @@ def cluster_dict(**jobs):
     """cluster_dict(ps=2, worker=3) -> {"ps": ["127.0.0.1:p0", ...], ...} on free ports."""
     addresses = iter(local_addresses(sum(jobs.values())))
     return {job: [next(addresses) for _ in range(n)] for job, n in jobs.items()}
+
+
+class Cluster:
+    """The tasks of one cluster on free local ports, started for a test.
+
+    `spec` is {job: [address]}; `tasks` is {(job, index): task}, each task a
+    tf.train.Server of this process or, with `processes=True`, the Popen of a
+    `python -m dtfnb.server` process (stderr captured). Tasks in `skip` are not started;
+    `config` is the in-process servers' default session config."""
+
+    def __init__(self, jobs, processes=False, config=None, skip=()):
+        self.spec = cluster_dict(**jobs)
+        self.tasks = {}
+        try:
+            for job, addresses in self.spec.items():
+                for index in range(len(addresses)):
+                    if (job, index) in skip:
+                        continue
+                    self.tasks[job, index] = (
+                        start_task(self.spec, job, index) if processes
+                        else tf.train.Server(self.spec, job, index, config=config))
+            if processes:
+                for (job, index), proc in self.tasks.items():
+                    wait_for_port(self.spec[job][index], proc=proc)
+        except BaseException:
+            self.stop()
+            raise
+
+    def __getitem__(self, job_and_index):
+        return self.tasks[job_and_index]
+
+    def target(self, job, index=0):
+        return "grpc://" + self.spec[job][index]
+
+    def stop(self):
+        """Stops every task, processes by SIGTERM (each must exit cleanly on it)."""
+        processes = []
+        for task in self.tasks.values():
+            if isinstance(task, subprocess.Popen):
+                processes.append(task)
+            else:
+                task.stop()
+        stop_processes(processes)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.stop()
 
 
 def wait_for_port(address, timeout=30.0, proc=None):
