@@ -46,6 +46,6 @@ test: lint
 	CUDA_VISIBLE_DEVICES= $(PY) -m pytest -q --nbval-lax --nbval-current-env \
 		--nbval-sanitize-with notebooks/sanitize.cfg notebooks/
 
-# Regenerates dtfnb/protos/*_pb2.py; tests/test_protos.py fails when they are stale.
+# Regenerates dtfnb/protos/*_pb2.py; tests/packaging/test_protos.py fails when they are stale.
 protos: setup
 	$(PY) -m grpc_tools.protoc -Iprotos --python_out=. protos/dtfnb/protos/*.proto

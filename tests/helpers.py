@@ -6,6 +6,7 @@ import gc
 import glob
 import json
 import os
+import pathlib
 import signal
 import socket
 import subprocess
@@ -15,6 +16,8 @@ import time
 
 import dtfnb as tf
 from dtfnb.distributed_runtime.cluster import local_addresses
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]  # the repository
 
 
 def poll_for(predicate, timeout=5.0, interval=0.01):

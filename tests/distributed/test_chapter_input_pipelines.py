@@ -12,9 +12,7 @@ import textwrap
 import numpy as np
 
 import dtfnb as tf
-from tests.helpers import cluster_dict, task_processes
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.helpers import ROOT, cluster_dict, task_processes
 
 
 def run_cell(code, **names):
@@ -200,7 +198,7 @@ def test_a_producer_and_a_consumer_process_share_a_queue_on_ps(tmp_path):
     producer, consumer = tmp_path / "producer.py", tmp_path / "consumer.py"
     producer.write_text(PRODUCER)
     consumer.write_text(CONSUMER)
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     with task_processes(cluster):
         targets = ["grpc://" + address for address in cluster["worker"]]
         consuming = subprocess.Popen([sys.executable, str(consumer), targets[1]],

@@ -15,6 +15,7 @@ import pytest
 
 import dtfnb as tf
 from tests.helpers import (
+    ROOT,
     chapter_pinning_graph,
     cluster_dict,
     freeze,
@@ -23,8 +24,6 @@ from tests.helpers import (
     task_processes,
     wait_for_port,
 )
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +103,7 @@ def test_simple_client_processes_share_a_variable_on_ps(chapter_cluster, tmp_pat
     cluster, _ = chapter_cluster
     script = tmp_path / "simple_client.py"
     script.write_text(SIMPLE_CLIENT)
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
 
     def client(*args):
         done = subprocess.run([sys.executable, str(script), *args], capture_output=True,

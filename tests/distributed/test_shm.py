@@ -3,7 +3,6 @@
 import gc
 import json
 import os
-import pathlib
 import subprocess
 import sys
 import threading
@@ -15,10 +14,10 @@ import pytest
 from dtfnb.base.errors import InvalidArgumentError
 from dtfnb.distributed_runtime.transport import shm
 from dtfnb.protos import wire_pb2
+from tests.helpers import ROOT
 
 pytestmark = pytest.mark.skipif(not shm.available, reason="needs Linux memfd and /proc")
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 ME = os.getpid()   # the receiver named in the leases here
 
 # Another task on this host: answers one JSON line per request line. Messages travel

@@ -3,7 +3,6 @@ never crash it, hand out memory it did not fill, or make it allocate before it k
 who is calling. Each test is an attack that worked before it was fixed."""
 
 import os
-import pathlib
 import socket
 import subprocess
 import sys
@@ -18,12 +17,11 @@ from dtfnb.distributed_runtime.transport import rpc, shm, unix, wire
 from dtfnb.distributed_runtime.transport.remote import RemoteMaster
 from dtfnb.protos import master_pb2, wire_pb2, worker_pb2
 from dtfnb.runtime import rendezvous
-from tests.helpers import cluster_dict, poll_for, start_task, stop_processes, wait_for_port
+from tests.helpers import ROOT, cluster_dict, poll_for, start_task, stop_processes, wait_for_port
 
 pytestmark = pytest.mark.skipif(not shm.available, reason="needs Linux memfd and /proc")
 
 MiB = 1 << 20
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import dtfnb as tf
 from dtfnb.distributed_runtime.transport import rpc, shm, wire
 from dtfnb.distributed_runtime.transport.remote import RemoteMaster
 from dtfnb.protos import config_pb2, graph_pb2, master_pb2, wire_pb2, worker_pb2
-from tests.helpers import cluster_dict
+from tests.helpers import ROOT, cluster_dict
 
 CPU = "/job:local/replica:0/task:0/device:CPU:0"
 _UNARY = [f"{service}/{method.name}"
@@ -229,7 +229,7 @@ def test_a_message_over_the_limit_is_refused_and_the_server_keeps_serving(
 _CLIENT = """
 import sys
 import dtfnb as tf
-from tests.test_transport_security import pinned_on_ps_and_worker
+from tests.distributed.test_transport_security import pinned_on_ps_and_worker
 with tf.Session(sys.argv[1]) as sess:
     print(sess.run(pinned_on_ps_and_worker()).tolist())
 """
@@ -244,7 +244,7 @@ def test_with_a_token_members_and_clients_that_have_it_are_served(servers, monke
         assert sess.run(pinned_on_ps_and_worker()).tolist() == [10.0, 30.0, 50.0, 70.0]
     client = subprocess.run([sys.executable, "-c", _CLIENT, worker.target], timeout=60,
                             capture_output=True, text=True, env=dict(os.environ),
-                            cwd=os.path.dirname(os.path.dirname(__file__)))
+                            cwd=ROOT)
     assert client.returncode == 0, client.stderr
     assert client.stdout.strip() == "[10.0, 30.0, 50.0, 70.0]"
 

@@ -3,7 +3,7 @@
 Every case asks for terabytes from small inputs. They run in one child process whose
 address space is capped a little above what it uses, so a kernel that allocated first
 would get numpy's MemoryError instead of the check's message (and could never take
-the machine's memory); `python tests/test_allocation.py` is that child.
+the machine's memory); `python tests/kernels/test_allocation.py` is that child.
 """
 
 import json

@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
-from gradient_check import check_op
 
 import dtfnb as tf
 from dtfnb.framework.registry import define_op
 from dtfnb.ops.building import make_tensor
+from tests.kernels.gradient_check import check_op
 
 
 def run(fetches, feed_dict=None):

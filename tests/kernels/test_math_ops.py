@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
-from gradient_check import check_op
 
 import dtfnb as tf
+from tests.kernels.gradient_check import check_op
 
 rng = np.random.default_rng(42)
 

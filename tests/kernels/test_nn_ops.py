@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import dtfnb as tf
-from tests.gradient_check import check_op
+from tests.kernels.gradient_check import check_op
 
 RNG = np.random.default_rng(42)
 

@@ -1,12 +1,11 @@
 """The committed *_pb2.py files are exactly what protoc generates from protos/."""
 
-import pathlib
 import subprocess
 import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
 
 
 def test_generated_code_is_current(tmp_path):

@@ -11,13 +11,11 @@ import signal
 import subprocess
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
 from dtfnb.distributed_runtime.cluster import local_addresses
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
 
 
 @pytest.fixture(scope="module")
@@ -84,5 +82,5 @@ def test_make_test_sets_up_lints_and_collects_the_suite_and_the_notebooks(clone)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "All checks passed" in done.stdout
     # `make test`'s -q and PYTEST_ADDOPTS's -q list each file with its count of tests
-    assert "tests/test_session.py: " in done.stdout
+    assert "tests/local/test_session.py: " in done.stdout
     assert "notebooks/01_devices_on_one_machine.ipynb: " in done.stdout

@@ -9,11 +9,11 @@ import subprocess
 import sys
 import venv
 import zipfile
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
+
 SHARE = "dtfnb-0.1.0.data/data/share/jupyter/labextensions/dtfnb"
 
 
