@@ -77,34 +77,33 @@ def cluster_dict(**jobs):
     return {job: [next(addresses) for _ in range(n)] for job, n in jobs.items()}
 
 
-class Cluster:
-    """The tasks of one cluster on free local ports, started for a test.
+class Cluster(dict):
+    """The tasks of one cluster, started for a test: `jobs` is {job: count} (the tasks get
+    free local ports) or {job: [address]}.
 
-    `spec` is {job: [address]}; `tasks` is {(job, index): task}, each task a
-    tf.train.Server of this process or, with `processes=True`, the Popen of a
-    `python -m dtfnb.server` process (stderr captured). Tasks in `skip` are not started;
-    `config` is the in-process servers' default session config."""
+    It maps (job, index) to each task: a tf.train.Server of this process or, with
+    `processes=True`, the Popen of a `python -m dtfnb.server` process (stderr captured);
+    a test may put a restarted task in its place. `spec` is {job: [address]}. Tasks in
+    `skip` are not started; `config` is the in-process servers' default session config."""
 
     def __init__(self, jobs, processes=False, config=None, skip=()):
-        self.spec = cluster_dict(**jobs)
-        self.tasks = {}
+        fresh = cluster_dict(**{job: n for job, n in jobs.items() if isinstance(n, int)})
+        self.spec = {job: fresh[job] if isinstance(n, int) else list(n) for job, n in jobs.items()}
+        super().__init__()
         try:
             for job, addresses in self.spec.items():
                 for index in range(len(addresses)):
                     if (job, index) in skip:
                         continue
-                    self.tasks[job, index] = (
+                    self[job, index] = (
                         start_task(self.spec, job, index) if processes
                         else tf.train.Server(self.spec, job, index, config=config))
             if processes:
-                for (job, index), proc in self.tasks.items():
+                for (job, index), proc in self.items():
                     wait_for_port(self.spec[job][index], proc=proc)
         except BaseException:
             self.stop()
             raise
-
-    def __getitem__(self, job_and_index):
-        return self.tasks[job_and_index]
 
     def target(self, job, index=0):
         return "grpc://" + self.spec[job][index]
@@ -112,7 +111,7 @@ class Cluster:
     def stop(self):
         """Stops every task, processes by SIGTERM (each must exit cleanly on it)."""
         processes = []
-        for task in self.tasks.values():
+        for task in self.values():
             if isinstance(task, subprocess.Popen):
                 processes.append(task)
             else:
@@ -145,22 +144,6 @@ def start_task(cluster, job, task, *args, env=None):
         [sys.executable, "-m", "dtfnb.server", "--cluster", json.dumps(cluster), "--job", job,
          "--task", str(task), *args],
         stderr=subprocess.PIPE, text=True, env=dict(os.environ, **(env or {})))
-
-
-@contextlib.contextmanager
-def task_processes(cluster, skip=()):
-    """Starts every task of `cluster` (but those in `skip`) as processes; stops them after.
-
-    Yields {(job, task): Popen}. Each process must exit cleanly on SIGTERM."""
-    procs = {(job, i): start_task(cluster, job, i)
-             for job, addresses in cluster.items() for i in range(len(addresses))
-             if (job, i) not in skip}
-    try:
-        for (job, i), proc in procs.items():
-            wait_for_port(cluster[job][i], proc=proc)
-        yield procs
-    finally:
-        stop_processes(procs.values())
 
 
 def freeze(proc, timeout=10.0):

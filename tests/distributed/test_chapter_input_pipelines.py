@@ -12,7 +12,7 @@ import textwrap
 import numpy as np
 
 import dtfnb as tf
-from tests.helpers import ROOT, cluster_dict, task_processes
+from tests.helpers import ROOT, Cluster, cluster_dict
 
 
 def run_cell(code, **names):
@@ -199,7 +199,7 @@ def test_a_producer_and_a_consumer_process_share_a_queue_on_ps(tmp_path):
     producer.write_text(PRODUCER)
     consumer.write_text(CONSUMER)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    with task_processes(cluster):
+    with Cluster(cluster, processes=True):
         targets = ["grpc://" + address for address in cluster["worker"]]
         consuming = subprocess.Popen([sys.executable, str(consumer), targets[1]],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -16,12 +16,12 @@ import pytest
 import dtfnb as tf
 from tests.helpers import (
     ROOT,
+    Cluster,
     chapter_pinning_graph,
     cluster_dict,
     freeze,
     start_task,
     stop_processes,
-    task_processes,
     wait_for_port,
 )
 
@@ -30,7 +30,7 @@ from tests.helpers import (
 def chapter_cluster():
     """The chapter's cluster: 2 ps tasks and 3 workers, one process each."""
     cluster = cluster_dict(ps=2, worker=3)
-    with task_processes(cluster) as procs:
+    with Cluster(cluster, processes=True) as procs:
         yield cluster, procs
     for proc in procs.values():
         assert proc.returncode == 0, ("a task did not exit cleanly on SIGTERM:\n"
@@ -170,7 +170,7 @@ def test_a_sigterm_that_reaches_any_thread_stops_the_task():
     """The kernel hands a process's signal to any of its threads; on a busy machine that
     is often not the main one, which must still notice and stop the task."""
     cluster = cluster_dict(worker=1)
-    with task_processes(cluster) as procs:
+    with Cluster(cluster, processes=True) as procs:
         proc = procs["worker", 0]
         others = [int(t) for t in os.listdir(f"/proc/{proc.pid}/task") if int(t) != proc.pid]
         libc = ctypes.CDLL(None, use_errno=True)
@@ -237,7 +237,7 @@ def test_server_command_rejects_a_bad_cluster():
 
 def test_a_killed_task_fails_the_step_with_unavailable_in_bounded_time():
     cluster = cluster_dict(ps=1, worker=1)
-    with task_processes(cluster) as procs:
+    with Cluster(cluster, processes=True) as procs:
         with tf.device("/job:ps/task:0"):
             v = tf.Variable(np.arange(4.0), name="v")
             doubled = v * 2
@@ -255,7 +255,7 @@ def test_a_killed_task_fails_the_step_with_unavailable_in_bounded_time():
 
 def test_a_stopped_task_cannot_outlast_the_deadline():
     cluster = cluster_dict(ps=1, worker=1)
-    with task_processes(cluster) as procs:
+    with Cluster(cluster, processes=True) as procs:
         with tf.device("/job:ps/task:0"):
             out = tf.constant(1.0) + 1.0
         ps = procs["ps", 0]
@@ -291,7 +291,7 @@ def test_a_timed_out_dequeue_on_ps_fails_the_step_as_tensorflow_does(chapter_clu
 
 def test_a_session_waits_for_a_task_that_starts_late():
     cluster = cluster_dict(ps=1, worker=1)
-    with task_processes(cluster, skip={("ps", 0)}):
+    with Cluster(cluster, processes=True, skip={("ps", 0)}):
         with tf.device("/job:ps/task:0"):
             out = tf.constant(20.0) + 1.0
         late = []

@@ -27,7 +27,7 @@ TIMEOUTS_MS = [1, 2, 5, 10, 30, 100, 300]
 @pytest.fixture(scope="module")
 def cluster():
     cluster = helpers.cluster_dict(ps=1, worker=1)
-    with helpers.task_processes(cluster):
+    with helpers.Cluster(cluster, processes=True):
         yield {job: "grpc://" + addresses[0] for job, addresses in cluster.items()}
 
 

@@ -12,14 +12,14 @@ from dtfnb.distributed_runtime.transport import shm
 from tests.helpers import chapter_pinning_graph, cluster_dict, poll_for
 
 
-def test_server_target_and_server_def(servers):
-    cluster = cluster_dict(ps=1, worker=2)
-    server = servers(cluster, "worker", 1)
-    assert server.target == "grpc://" + cluster["worker"][1]
+def test_server_target_and_server_def(cluster):
+    tasks = cluster({"ps": 1, "worker": 2})
+    server = tasks["worker", 1]
+    assert server.target == "grpc://" + tasks.spec["worker"][1]
     assert server.server_def.job_name == "worker"
     assert server.server_def.task_index == 1
     assert server.server_def.protocol == "grpc"
-    assert tf.train.ClusterSpec(server.server_def.cluster) == tf.train.ClusterSpec(cluster)
+    assert tf.train.ClusterSpec(server.server_def.cluster) == tf.train.ClusterSpec(tasks.spec)
 
 
 def test_create_local_server_runs_a_session():
@@ -75,14 +75,13 @@ def test_bad_server_arguments():
         tf.train.Server(cluster, "ps", 0, protocol="grpc+verbs", start=False)
 
 
-def test_chapter_pinning_across_tasks_gives_4(servers):
-    cluster = cluster_dict(ps=2, worker=3)
-    tasks = [servers(cluster, job, i) for job in ("ps", "worker") for i in range(len(cluster[job]))]
+def test_chapter_pinning_across_tasks_gives_4(cluster):
+    tasks = cluster({"ps": 2, "worker": 3})
     a, c = chapter_pinning_graph()
     metadata = tf.RunMetadata()
     options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE,
                             output_partition_graphs=True)
-    with tf.Session(tasks[2].target) as sess:  # the master is worker 0
+    with tf.Session(tasks["worker", 0].target) as sess:  # the master is worker 0
         sess.run(a.initializer)
         assert sess.run(c, options=options, run_metadata=metadata) == 4.0
     devices = {d.device for d in metadata.step_stats.dev_stats}
@@ -95,10 +94,8 @@ def test_chapter_pinning_across_tasks_gives_4(servers):
     assert placed["add_1"] == "/job:worker/replica:0/task:1/device:CPU:0"
 
 
-def test_partial_device_strings_resolve_as_the_chapter_says(servers, capfd):
-    cluster = cluster_dict(ps=2, worker=2)
-    tasks = {(job, i): servers(cluster, job, i)
-             for job in ("ps", "worker") for i in range(2)}
+def test_partial_device_strings_resolve_as_the_chapter_says(cluster, capfd):
+    tasks = cluster({"ps": 2, "worker": 2})
     with tf.device("/job:ps"):
         on_ps = tf.constant(1.0, name="on_ps") + 1.0
     with tf.device("/job:worker"):
@@ -114,10 +111,8 @@ def test_partial_device_strings_resolve_as_the_chapter_says(servers, capfd):
     assert lines["add_2"] == "(AddV2): /job:worker/replica:0/task:1/device:CPU:0"  # no job
 
 
-def test_unknown_job_and_soft_placement_in_a_cluster(servers):
-    cluster = cluster_dict(ps=1, worker=1)
-    worker = servers(cluster, "worker", 0)
-    servers(cluster, "ps", 0)
+def test_unknown_job_and_soft_placement_in_a_cluster(cluster):
+    worker = cluster({"ps": 1, "worker": 1})["worker", 0]
     with tf.device("/job:chief"):
         bad = tf.constant(1.0) + 1.0
     with tf.Session(worker.target) as sess, pytest.raises(tf.errors.InvalidArgumentError,
@@ -133,10 +128,8 @@ def test_unknown_job_and_soft_placement_in_a_cluster(servers):
         assert sess.run(on_gpu) == 2.0
 
 
-def test_ops_on_a_queue_or_a_variable_run_on_its_task_whatever_their_device_block(servers):
-    cluster = cluster_dict(ps=1, worker=1)
-    worker = servers(cluster, "worker", 0)
-    servers(cluster, "ps", 0)
+def test_ops_on_a_queue_or_a_variable_run_on_its_task_whatever_their_device_block(cluster):
+    worker = cluster({"ps": 1, "worker": 1})["worker", 0]
     with tf.device("/job:ps/task:0"):
         queue = tf.FIFOQueue(2, tf.float32, name="q")
         var = tf.Variable(1.0, name="v")
@@ -155,10 +148,9 @@ def test_ops_on_a_queue_or_a_variable_run_on_its_task_whatever_their_device_bloc
     assert placed["mul"] == "/job:worker/replica:0/task:0/device:CPU:0"
 
 
-def test_device_filters_leave_out_other_workers_even_when_they_are_down(servers):
-    cluster = cluster_dict(ps=1, worker=3)  # worker 2 never starts
-    worker = servers(cluster, "worker", 1)
-    servers(cluster, "ps", 0)
+def test_device_filters_leave_out_other_workers_even_when_they_are_down(cluster):
+    tasks = cluster({"ps": 1, "worker": 3}, skip={("worker", 0), ("worker", 2)})  # never start
+    worker = tasks["worker", 1]
     with tf.device("/job:ps"):
         v = tf.Variable(1.0)
     doubled = v * 2.0
@@ -178,10 +170,8 @@ def test_device_filters_leave_out_other_workers_even_when_they_are_down(servers)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8, np.int32,
                                    np.int64, np.uint8, np.bool_, np.complex64])
 @pytest.mark.parametrize("shape", [(), (0, 3), (5,), (300, 400)])
-def test_every_dtype_and_size_crosses_tasks(servers, dtype, shape):
-    cluster = cluster_dict(ps=1, worker=1)
-    worker = servers(cluster, "worker", 0)
-    servers(cluster, "ps", 0)
+def test_every_dtype_and_size_crosses_tasks(cluster, dtype, shape):
+    worker = cluster({"ps": 1, "worker": 1})["worker", 0]
     value = (np.arange(int(np.prod(shape))) % 7).astype(dtype).reshape(shape)
     tf_dtype = tf.as_dtype(np.dtype(dtype))
     with tf.device("/job:ps/task:0"):
@@ -196,10 +186,8 @@ def test_every_dtype_and_size_crosses_tasks(servers, dtype, shape):
         np.testing.assert_array_equal(got, value)
 
 
-def test_strings_and_bfloat16_cross_tasks(servers):
-    cluster = cluster_dict(ps=1, worker=1)
-    worker = servers(cluster, "worker", 0)
-    servers(cluster, "ps", 0)
+def test_strings_and_bfloat16_cross_tasks(cluster):
+    worker = cluster({"ps": 1, "worker": 1})["worker", 0]
     with tf.device("/job:ps/task:0"):
         text = tf.constant([b"Hello distributed", b"TensorFlow!"])
         half = tf.cast(tf.constant([1.5, -2.25]), tf.bfloat16)
@@ -213,10 +201,8 @@ def test_strings_and_bfloat16_cross_tasks(servers):
 
 
 @pytest.mark.parametrize("shared_memory", [True, False])
-def test_large_tensors_cross_with_and_without_shared_memory(servers, shared_memory):
-    cluster = cluster_dict(ps=1, worker=1)
-    worker = servers(cluster, "worker", 0)
-    servers(cluster, "ps", 0)
+def test_large_tensors_cross_with_and_without_shared_memory(cluster, shared_memory):
+    worker = cluster({"ps": 1, "worker": 1})["worker", 0]
     value = np.random.RandomState(0).rand(3 * 1024 * 1024).astype(np.float32)  # 12 MB
     with tf.device("/job:ps/task:0"):
         v = tf.Variable(value)
@@ -235,10 +221,9 @@ def test_large_tensors_cross_with_and_without_shared_memory(servers, shared_memo
 
 
 @pytest.mark.skipif(not shm.available, reason="needs Linux memfd and /proc")
-def test_a_ps_lends_updated_variables_without_a_copy_and_they_stay_its_own(servers):
-    cluster = cluster_dict(ps=1, worker=1)
-    worker = servers(cluster, "worker", 0)
-    ps = servers(cluster, "ps", 0)
+def test_a_ps_lends_updated_variables_without_a_copy_and_they_stay_its_own(cluster):
+    tasks = cluster({"ps": 1, "worker": 1})
+    worker, ps = tasks["worker", 0], tasks["ps", 0]
     start = np.random.RandomState(1).rand(256, 128).astype(np.float32)  # 128 KiB
     with tf.device("/job:ps/task:0"):
         w = tf.Variable(start, name="w")
@@ -258,10 +243,8 @@ def test_a_ps_lends_updated_variables_without_a_copy_and_they_stay_its_own(serve
     assert isinstance(value.base, mmap.mmap)  # made in a block: lent as it is
 
 
-def test_transfer_compression_halves_float32_precision_across_tasks(servers):
-    cluster = cluster_dict(ps=1, worker=1)
-    worker = servers(cluster, "worker", 0)
-    servers(cluster, "ps", 0)
+def test_transfer_compression_halves_float32_precision_across_tasks(cluster):
+    worker = cluster({"ps": 1, "worker": 1})["worker", 0]
     value = np.float32(1.0 + 2 ** -12)  # not representable in bfloat16
     with tf.device("/job:ps/task:0"):
         x = tf.constant(value)
@@ -276,14 +259,10 @@ def test_transfer_compression_halves_float32_precision_across_tasks(servers):
     assert got.dtype == np.float32 and got == 1.0
 
 
-@pytest.mark.parametrize("unix_sockets", ["1", "0"])   # the same-host transport, or gRPC
-def test_a_failing_partition_aborts_the_step_on_every_task(servers, monkeypatch,
-                                                           unix_sockets):
-    monkeypatch.setenv("DTFNB_UNIX_SOCKETS", unix_sockets)
-    cluster = cluster_dict(ps=1, worker=2)
-    worker0 = servers(cluster, "worker", 0)
-    worker1 = servers(cluster, "worker", 1)
-    servers(cluster, "ps", 0)
+@pytest.mark.parametrize("channel", ["unix", "grpc"])
+def test_a_failing_partition_aborts_the_step_on_every_task(cluster, channel):
+    tasks = cluster({"ps": 1, "worker": 2}, channel=channel)
+    worker0, worker1 = tasks["worker", 0], tasks["worker", 1]
     with tf.device("/job:ps/task:0"):
         never_initialized = tf.Variable(1.0, name="never_initialized")
     with tf.device("/job:worker/task:1"):

@@ -7,7 +7,7 @@ import time
 import pytest
 
 import dtfnb as tf
-from tests.helpers import cluster_dict, poll_for
+from tests.helpers import poll_for
 
 
 def _model():
@@ -108,10 +108,9 @@ def test_recover_session_says_whether_it_restored(tmp_path):
     sess.close()
 
 
-def test_a_worker_waits_in_wait_for_session_until_the_chief_initialised(servers):
-    cluster = cluster_dict(ps=1, worker=2)
-    servers(cluster, "ps", 0)
-    chief, worker = servers(cluster, "worker", 0), servers(cluster, "worker", 1)
+def test_a_worker_waits_in_wait_for_session_until_the_chief_initialised(cluster):
+    tasks = cluster({"ps": 1, "worker": 2})
+    chief, worker = tasks["worker", 0], tasks["worker", 1]
 
     def model():
         with tf.device("/job:ps/task:0"):
@@ -193,13 +192,12 @@ def test_supervisor_stops_cleanly_on_out_of_range_and_reraises_other_errors(tmp_
         raise ValueError("boom")
 
 
-def test_supervisor_non_chief_waits_for_the_chief(servers):
-    cluster = cluster_dict(ps=1, worker=2)
-    servers(cluster, "ps", 0)
-    chief, worker = servers(cluster, "worker", 0), servers(cluster, "worker", 1)
+def test_supervisor_non_chief_waits_for_the_chief(cluster):
+    tasks = cluster({"ps": 1, "worker": 2})
+    chief, worker = tasks["worker", 0], tasks["worker", 1]
 
     def model():
-        with tf.device(tf.train.replica_device_setter(cluster=cluster)):
+        with tf.device(tf.train.replica_device_setter(cluster=tasks.spec)):
             step = tf.train.get_or_create_global_step()
             return step, tf.assign_add(step, 1)
 

@@ -9,17 +9,17 @@ import dtfnb as tf
 from dtfnb.distributed_runtime.transport import wire
 from dtfnb.protos import graph_pb2, worker_pb2
 from dtfnb.runtime.step import new_step_id
-from tests.helpers import cluster_dict, in_thread, poll_for
+from tests.helpers import in_thread, poll_for
 
 PS_CPU = "/job:ps/replica:0/task:0/device:CPU:0"
 
 
 @pytest.fixture
-def cluster(servers):
+def ps_and_worker(cluster):
     """(ps, worker, channel to the ps): in-process tasks, and a stranger's raw channel."""
-    spec = cluster_dict(ps=1, worker=1)
-    ps, worker = servers(spec, "ps", 0), servers(spec, "worker", 0)
-    channel = grpc.insecure_channel(spec["ps"][0])
+    tasks = cluster({"ps": 1, "worker": 1})
+    ps, worker = tasks["ps", 0], tasks["worker", 0]
+    channel = grpc.insecure_channel(tasks.spec["ps"][0])
     yield ps, worker, channel
     channel.close()
 
@@ -50,10 +50,10 @@ def test_step_ids_are_random_not_counted():
     assert len({b - a for a, b in zip(ids, ids[1:])}) > 990  # no stride to predict the next
 
 
-def test_cleanups_for_the_ids_after_a_watched_step_fail_none_of_the_next_steps(cluster):
+def test_cleanups_for_the_ids_after_a_watched_step_fail_none_of_the_next_steps(ps_and_worker):
     """The finding: step ids counted up from the last one on the monitor stream, and a
     CleanupGraph for the next ones failed the victim's steps before they started."""
-    ps, worker, channel = cluster
+    ps, worker, channel = ps_and_worker
     with tf.device("/job:ps/task:0"):
         total = tf.Variable(0.0, name="total")
         add = total.assign_add(1.0)
@@ -69,10 +69,10 @@ def test_cleanups_for_the_ids_after_a_watched_step_fail_none_of_the_next_steps(c
     steps.close()
 
 
-def test_a_stranger_that_knows_a_running_step_id_can_neither_abort_nor_join_it(cluster):
+def test_a_stranger_that_knows_a_running_step_id_can_neither_abort_nor_join_it(ps_and_worker):
     """Even with the id of a running step (say it leaked), a cleanup or a RunGraph that
     does not name the step's own graph changes nothing: the step ends as it would have."""
-    ps, worker, channel = cluster
+    ps, worker, channel = ps_and_worker
     with tf.device("/job:ps/task:0"):
         queue = tf.FIFOQueue(1, tf.float32, shared_name="q")
         enqueue = queue.enqueue(7.0)
@@ -97,10 +97,10 @@ def test_a_stranger_that_knows_a_running_step_id_can_neither_abort_nor_join_it(c
 
 
 def test_a_cleanup_before_its_step_starts_cancels_only_a_start_of_the_graph_it_names(
-        cluster):
+        ps_and_worker):
     """A cleanup for an id that runs nothing here yet (it may come before the RunGraph)
     blocks only a later start of the graph it names, which only the step's master knows."""
-    ps, worker, channel = cluster
+    ps, worker, channel = ps_and_worker
     victim, stranger = noop_graph(channel), noop_graph(channel)
 
     def run(graph, step_id):
@@ -119,8 +119,8 @@ def test_a_cleanup_before_its_step_starts_cancels_only_a_start_of_the_graph_it_n
     assert f"Step {cleaned_up} was cleaned up before it started" in cancelled.value.details()
 
 
-def test_a_rungraph_without_a_feed_its_graph_needs_is_invalid_argument(cluster):
-    ps, worker, channel = cluster
+def test_a_rungraph_without_a_feed_its_graph_needs_is_invalid_argument(ps_and_worker):
+    ps, worker, channel = ps_and_worker
     with tf.device("/job:ps/task:0"):
         p = tf.placeholder(tf.float32, name="p")
         doubled = p * 2.0

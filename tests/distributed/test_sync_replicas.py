@@ -2,7 +2,6 @@
 an in-process cluster, and a cluster of processes with a slow spare worker."""
 
 import collections
-import contextlib
 import threading
 
 import numpy as np
@@ -10,7 +9,7 @@ import pytest
 
 import dtfnb as tf
 from dtfnb.distributed_runtime.transport.monitor import watch
-from tests.helpers import cluster_dict, poll_for, task_processes
+from tests.helpers import Cluster, cluster_dict, poll_for
 
 _TRUE_W = np.array([[1.], [-2.], [3.]], np.float32)
 
@@ -171,18 +170,6 @@ def _train(replicas, done, ps_target, delays=None):
     return before, after, global_step
 
 
-@contextlib.contextmanager
-def _in_process_cluster(workers):
-    cluster = cluster_dict(ps=1, worker=workers)
-    servers = [tf.train.Server(cluster, job, i)
-               for job, n in (("ps", 1), ("worker", workers)) for i in range(n)]
-    try:
-        yield cluster, servers
-    finally:
-        for server in servers:
-            server.stop()
-
-
 def _gradient_events(subscription):
     """The replicas' gradients, as their accumulators report them (the aggregated
     update reports nothing of its own)."""
@@ -193,14 +180,14 @@ def _gradient_events(subscription):
     return events
 
 
-def test_replicas_aggregate_two_of_three_gradients_per_global_step():
-    with _in_process_cluster(workers=3) as (cluster, servers):
-        subscription = servers[0].events.subscribe(kinds=["variable_update"])
-        replicas = [_Replica(cluster, task, 2, 3, servers[1 + task].target)
-                    for task in range(3)]
-        before, after, _ = _train(replicas, lambda step: step >= 8, servers[0].target)
-        events = _gradient_events(subscription)
-        subscription.close()
+def test_replicas_aggregate_two_of_three_gradients_per_global_step(cluster):
+    tasks = cluster({"ps": 1, "worker": 3})
+    subscription = tasks["ps", 0].events.subscribe(kinds=["variable_update"])
+    replicas = [_Replica(tasks.spec, task, 2, 3, tasks.target("worker", task))
+                for task in range(3)]
+    before, after, _ = _train(replicas, lambda step: step >= 8, tasks.target("ps"))
+    events = _gradient_events(subscription)
+    subscription.close()
     assert after < before / 4
     assert all(r.runs > 0 for r in replicas)
     kept = collections.Counter(e.computed_at_step for e in events if not e.dropped)
@@ -220,7 +207,7 @@ def test_processes_proceed_at_the_pace_of_the_fastest_two_and_drop_the_slow_grad
     ahead of the slow worker, whose late gradients the ps drops and reports."""
     cluster = cluster_dict(ps=1, worker=3)
     slow_delay = 1.0
-    with task_processes(cluster) as procs:
+    with Cluster(cluster, processes=True) as procs:
         watcher = watch("grpc://" + cluster["ps"][0], kinds=["variable_update"], replay=False)
         updates = []
         reader = threading.Thread(target=lambda: updates.extend(

@@ -15,7 +15,6 @@ from dtfnb.runtime.frames import FrameGraph, FrameState
 from dtfnb.runtime.nodes import Node
 from dtfnb.runtime.partition import partition, prune
 from dtfnb.runtime.step import Step
-from tests.helpers import cluster_dict
 
 I32, BOOL = dtypes.int32, dtypes.bool_
 
@@ -215,22 +214,20 @@ def test_loop_free_graphs_keep_the_plain_executor(device):
     assert run(nodes, device) == [3]
 
 
-def test_cond_across_tasks_sends_dead_values_over_the_wire(servers):
-    cluster = cluster_dict(ps=1, worker=1)
-    tasks = [servers(cluster, "ps", 0), servers(cluster, "worker", 0)]
+def test_cond_across_tasks_sends_dead_values_over_the_wire(cluster):
+    worker = cluster({"ps": 1, "worker": 1})["worker", 0]
     with tf.device("/job:ps/task:0"):
         v = tf.Variable(10, name="v")
     with tf.device("/job:worker/task:0"):
         pred = tf.placeholder(tf.bool, [])
         r = tf.cond(pred, lambda: tf.assign_add(v, 1), lambda: v * 2)
-    with tf.Session(tasks[1].target) as sess:
+    with tf.Session(worker.target) as sess:
         sess.run(v.initializer)
         assert [sess.run(r, {pred: p}) for p in (False, True, False)] == [20, 11, 22]
 
 
-def test_a_loop_on_a_worker_reads_a_ps_variable_but_may_not_update_it(servers):
-    cluster = cluster_dict(ps=1, worker=1)
-    tasks = [servers(cluster, "ps", 0), servers(cluster, "worker", 0)]
+def test_a_loop_on_a_worker_reads_a_ps_variable_but_may_not_update_it(cluster):
+    worker = cluster({"ps": 1, "worker": 1})["worker", 0]
     with tf.device("/job:ps/task:0"):
         v = tf.Variable(2, name="v")
     with tf.device("/job:worker/task:0"):
@@ -241,7 +238,7 @@ def test_a_loop_on_a_worker_reads_a_ps_variable_but_may_not_update_it(servers):
                 return i + 1
 
         updates = tf.while_loop(lambda i: i < 3, body, [0])
-    with tf.Session(tasks[1].target) as sess:
+    with tf.Session(worker.target) as sess:
         sess.run(v.initializer)
         assert sess.run(reads) == 10
         # the update runs on the ps (with its variable), the rest of the loop on the worker

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 import dtfnb as tf
-from tests.helpers import cluster_dict
 
 INITIAL = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], np.float32)
 
@@ -50,15 +49,14 @@ def test_updates_must_have_the_indices_rows_shape():
         tf.scatter_add(tf.constant(INITIAL), [0], [[1.0, 1.0]])
 
 
-def test_a_scatter_built_on_a_worker_runs_on_the_variables_ps(servers):
-    cluster = cluster_dict(ps=1, worker=1)
-    tasks = [servers(cluster, "ps", 0), servers(cluster, "worker", 0)]
+def test_a_scatter_built_on_a_worker_runs_on_the_variables_ps(cluster):
+    worker = cluster({"ps": 1, "worker": 1})["worker", 0]
     with tf.device("/job:ps/task:0"):
         v = tf.Variable(INITIAL, name="v")
     with tf.device("/job:worker/task:0"):
         update = tf.scatter_add(v, [1], [[10.0, 10.0]])
     metadata = tf.RunMetadata()
-    with tf.Session(tasks[1].target) as sess:
+    with tf.Session(worker.target) as sess:
         sess.run(v.initializer)
         sess.run(update.op, options=tf.RunOptions(output_partition_graphs=True),
                  run_metadata=metadata)

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 import dtfnb as tf
-from tests.helpers import cluster_dict
 
 
 @pytest.fixture(autouse=True)
@@ -308,33 +307,28 @@ def test_file_datasets(tmp_path):
 
 # -- a pipeline on a remote task -------------------------------------------------------------
 
-def test_iterator_on_a_remote_task():
-    cluster = cluster_dict(ps=1, worker=1)
-    servers = [tf.train.Server(cluster, job, 0) for job in ("ps", "worker")]
-    try:
-        with tf.device("/job:ps/task:0"):
-            scale = tf.constant(2, tf.int64)
-            dataset = tf.data.Dataset.range(4).map(lambda x: x * scale).batch(3)
-            iterator = dataset.make_initializable_iterator(shared_name="remote_it")
-            next_element = iterator.get_next()
-        with tf.device("/job:worker/task:0"):
-            total = tf.reduce_sum(next_element)
-        metadata = tf.RunMetadata()
-        options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE,
-                                output_partition_graphs=True)
-        with tf.Session(servers[1].target) as sess:
-            sess.run(iterator.initializer)
-            assert sess.run(total, options=options, run_metadata=metadata) == 6
-        devices = {node.name: graph_device for partition in metadata.partition_graphs
-                   for node in partition.node for graph_device in [node.device]}
-        assert devices["IteratorGetNext"].startswith("/job:ps/replica:0/task:0")
-        with tf.Session(servers[0].target) as sess:  # the iterator lives on the ps task
-            assert sess.run(next_element).tolist() == [6]
-            with pytest.raises(tf.errors.OutOfRangeError):
-                sess.run(next_element)
-    finally:
-        for server in servers:
-            server.stop()
+def test_iterator_on_a_remote_task(cluster):
+    tasks = cluster({"ps": 1, "worker": 1})
+    with tf.device("/job:ps/task:0"):
+        scale = tf.constant(2, tf.int64)
+        dataset = tf.data.Dataset.range(4).map(lambda x: x * scale).batch(3)
+        iterator = dataset.make_initializable_iterator(shared_name="remote_it")
+        next_element = iterator.get_next()
+    with tf.device("/job:worker/task:0"):
+        total = tf.reduce_sum(next_element)
+    metadata = tf.RunMetadata()
+    options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE,
+                            output_partition_graphs=True)
+    with tf.Session(tasks["worker", 0].target) as sess:
+        sess.run(iterator.initializer)
+        assert sess.run(total, options=options, run_metadata=metadata) == 6
+    devices = {node.name: graph_device for partition in metadata.partition_graphs
+               for node in partition.node for graph_device in [node.device]}
+    assert devices["IteratorGetNext"].startswith("/job:ps/replica:0/task:0")
+    with tf.Session(tasks["ps", 0].target) as sess:  # the iterator lives on the ps task
+        assert sess.run(next_element).tolist() == [6]
+        with pytest.raises(tf.errors.OutOfRangeError):
+            sess.run(next_element)
 
 
 def test_a_missing_file_names_the_path(tmp_path):
@@ -375,9 +369,9 @@ def _cycle(function_def):
     (_bad_output, "Connecting to invalid output 3 of source node mul/y which has 1 outputs"),
     (_cycle, "contains a cycle with 2 nodes, including: mul, mul/y"),
 ])
-def test_a_malformed_function_from_a_peer_is_an_invalid_argument(servers, change, message):
+def test_a_malformed_function_from_a_peer_is_an_invalid_argument(cluster, change, message):
     graph_def, fetch = _corrupt_map_function(change)
-    master = servers(cluster_dict(local=1)).master
+    master = cluster({"local": 1})["local", 0].master
     handle = master.create_session(graph_def, tf.ConfigProto())
     with pytest.raises(tf.errors.InvalidArgumentError, match=message):
         master.run_step(handle, {}, [fetch], [])

@@ -11,7 +11,7 @@ import time
 import pytest
 
 import dtfnb as tf
-from tests.helpers import cluster_dict, start_task, stop_processes, task_processes, wait_for_port
+from tests.helpers import Cluster, cluster_dict, start_task, stop_processes, wait_for_port
 
 
 def _model(device=None):
@@ -343,19 +343,16 @@ def _train_chief_and_worker(build, **session_args):
     """A chief and a worker client, each in its own thread with its own graph built by
     `build(cluster, task) -> (global_step, train_op, hooks)`, train over servers of a
     1 ps + 2 worker cluster; returns {task: (runs, final global step)}."""
-    cluster = cluster_dict(ps=1, worker=2)
-    servers = [tf.train.Server(cluster, job, task)
-               for job, task in (("ps", 0), ("worker", 0), ("worker", 1))]
     chief_ready = threading.Event()
     results = {}
 
     def replica(task):
         with tf.Graph().as_default():
-            step, train, hooks = build(cluster, task)
+            step, train, hooks = build(tasks.spec, task)
             if task == 1:
                 chief_ready.wait(30)
             final = tf.train.FinalOpsHook(step)
-            with tf.train.MonitoredTrainingSession(servers[1 + task].target,
+            with tf.train.MonitoredTrainingSession(tasks["worker", task].target,
                                                    is_chief=task == 0,
                                                    hooks=[*hooks, final],
                                                    **session_args) as sess:
@@ -366,15 +363,12 @@ def _train_chief_and_worker(build, **session_args):
                     runs += 1
             results[task] = runs, final.final_ops_values
 
-    try:
+    with Cluster({"ps": 1, "worker": 2}) as tasks:
         threads = [threading.Thread(target=replica, args=(task,)) for task in (0, 1)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join(60)
-    finally:
-        for server in servers:
-            server.stop()
     assert sorted(results) == [0, 1]
     return results
 
@@ -419,7 +413,7 @@ def test_sync_replicas_hooks_run_inside_monitored_training_sessions():
 def tasks():
     """A ps task and two worker tasks, each its own process; the tests restart some."""
     cluster = cluster_dict(ps=1, worker=2)
-    with task_processes(cluster) as procs:
+    with Cluster(cluster, processes=True) as procs:
         yield cluster, procs
 
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dtfnb as tf
-from tests.helpers import cluster_dict, in_thread, poll_for
+from tests.helpers import in_thread, poll_for
 
 
 def _timeout(ms):
@@ -405,27 +405,21 @@ def test_sharing_by_shared_name_and_container_across_sessions():
         server.stop()
 
 
-def test_queue_on_a_ps_task_shared_between_workers():
-    cluster = cluster_dict(ps=1, worker=2)
-    servers = [tf.train.Server(cluster, job, i)
-               for job, n in (("ps", 1), ("worker", 2)) for i in range(n)]
-    try:
-        graph = tf.Graph()
-        with graph.as_default(), tf.device("/job:ps/task:0"):
-            q = tf.FIFOQueue(10, tf.float32, shapes=[[2]], shared_name="shared_q")
-            enqueue = q.enqueue_many([[[1., 2.], [3., 4.]]])
-            dequeue = q.dequeue()
-        with tf.Session(servers[1].target, graph=graph) as sess1, \
-                tf.Session(servers[2].target, graph=graph) as sess2:
-            sess1.run(enqueue)
-            np.testing.assert_array_equal(sess2.run(dequeue), [1., 2.])
-            with tf.device("/job:worker/task:1"):
-                doubled = dequeue * 2
-            np.testing.assert_array_equal(sess2.run(doubled), [6., 8.])
-            assert sess1.run(q.size()) == 0
-    finally:
-        for server in servers:
-            server.stop()
+def test_queue_on_a_ps_task_shared_between_workers(cluster):
+    tasks = cluster({"ps": 1, "worker": 2})
+    graph = tf.Graph()
+    with graph.as_default(), tf.device("/job:ps/task:0"):
+        q = tf.FIFOQueue(10, tf.float32, shapes=[[2]], shared_name="shared_q")
+        enqueue = q.enqueue_many([[[1., 2.], [3., 4.]]])
+        dequeue = q.dequeue()
+    with tf.Session(tasks["worker", 0].target, graph=graph) as sess1, \
+            tf.Session(tasks["worker", 1].target, graph=graph) as sess2:
+        sess1.run(enqueue)
+        np.testing.assert_array_equal(sess2.run(dequeue), [1., 2.])
+        with tf.device("/job:worker/task:1"):
+            doubled = dequeue * 2
+        np.testing.assert_array_equal(sess2.run(doubled), [6., 8.])
+        assert sess1.run(q.size()) == 0
 
 
 # -- conservation under random interleavings -------------------------------------------------

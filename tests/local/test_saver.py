@@ -10,7 +10,7 @@ import pytest
 
 import dtfnb as tf
 from dtfnb.protos import checkpoint_pb2
-from tests.helpers import cluster_dict, start_task, task_processes, wait_for_port
+from tests.helpers import Cluster, cluster_dict, start_task, wait_for_port
 
 
 def model():
@@ -454,7 +454,7 @@ def test_sharded_checkpoints_across_ps_processes_survive_a_killed_ps_task(tmp_pa
     restarted has lost them, and restoring the latest checkpoint brings them back."""
     cluster = cluster_dict(ps=2, worker=1)
     target = "grpc://" + cluster["worker"][0]
-    with task_processes(cluster) as procs:
+    with Cluster(cluster, processes=True) as procs:
         with tf.device(tf.train.replica_device_setter(cluster=tf.train.ClusterSpec(cluster))):
             a = tf.Variable([1.0, 2.0], name="a")
             b = tf.Variable(3.0, name="b")

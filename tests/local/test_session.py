@@ -395,7 +395,7 @@ def test_concurrent_first_runs_after_the_graph_grew_lose_nothing(where):
         target = ""
         if where == "task process":
             cluster = helpers.cluster_dict(local=1)
-            stack.enter_context(helpers.task_processes(cluster))
+            stack.enter_context(helpers.Cluster(cluster, processes=True))
             target = "grpc://" + cluster["local"][0]
         sess = stack.enter_context(tf.Session(target))
         for round_ in range(100):

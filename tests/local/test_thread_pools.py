@@ -91,8 +91,8 @@ def test_negative_pool_size_is_refused():
         tf.Session(config=_config((-1, "")))
 
 
-def test_distributed_session_on_a_server_of_this_process(servers):
-    server = servers(tf.train.ClusterSpec({"local": ["localhost:0"]}))
+def test_distributed_session_on_a_server_of_this_process(cluster):
+    server = cluster({"local": 1})["local", 0]
     total = _products()
     with tf.Session(server.target, config=_config((1, ""))) as sess:
         with pytest.raises(tf.errors.InvalidArgumentError, match="Distributed session does "
