@@ -43,9 +43,9 @@ lint: setup
 # cells marked NBVAL_CHECK_OUTPUT; they were saved without CUDA, so CUDA is hidden.
 test: lint
 	$(PY) -m pytest -q --durations=15
-	CUDA_VISIBLE_DEVICES= $(PY) -m pytest -q --nbval-lax --nbval-current-env \
+	CUDA_VISIBLE_DEVICES= $(PY) -m pytest -q --durations=10 --nbval-lax --nbval-current-env \
 		--nbval-sanitize-with notebooks/sanitize.cfg notebooks/
 
-# Regenerates dtfnb/protos/*_pb2.py; tests/test_protos.py fails when they are stale.
+# Regenerates dtfnb/protos/*_pb2.py; tests/packaging/test_protos.py fails when they are stale.
 protos: setup
 	$(PY) -m grpc_tools.protoc -Iprotos --python_out=. protos/dtfnb/protos/*.proto

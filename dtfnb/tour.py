@@ -256,7 +256,7 @@ for server in servers:
 ]
 
 OUTRO = """\
-That is the chapter up to its clusters of servers. tests/test_chapter_single_machine.py
+That is the chapter up to its clusters of servers. tests/local/test_chapter_single_machine.py
 checks each of these outputs; in Jupyter, the same code runs cell by cell."""
 
 

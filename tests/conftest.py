@@ -1,12 +1,13 @@
-"""Test-wide guards: every test starts from a fresh default graph and leaks no threads."""
+"""Test-wide guards (every test starts from a fresh default graph and leaks no threads) and
+the `cluster` fixture. What tests import lives in helpers.py."""
 
-import gc
 import threading
-import time
 
 import pytest
 
 import dtfnb as tf
+from dtfnb.distributed_runtime.transport import unix
+from tests.helpers import Cluster, leaked_threads
 
 
 @pytest.fixture(autouse=True)
@@ -14,6 +15,19 @@ def fresh_graph():
     tf.reset_default_graph()
     yield
     tf.reset_default_graph()
+
+
+@pytest.fixture(autouse=True)
+def no_thread_leaks(request):
+    """Fails a test that leaves threads behind (sessions must shut their pools down),
+    unless it set `request.node.keeps_threads`: it ran on servers meant to live until
+    the process exits."""
+    before = set(threading.enumerate())
+    yield
+    if getattr(request.node, "keeps_threads", False):
+        return
+    left = leaked_threads(before)
+    assert not left, f"threads left running: {[t.name for t in left]}"
 
 
 @pytest.fixture
@@ -31,47 +45,21 @@ def servers():
         server.stop()
 
 
-def poll_for(predicate, timeout=5.0, interval=0.01):
-    """Waits until `predicate()` is true; returns its last value (False on time-out)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(interval)
+@pytest.fixture
+def cluster(monkeypatch):
+    """cluster({"ps": 1, "worker": 2}, processes=False, channel=None, config=None, skip=()):
+    starts a helpers.Cluster for this test and stops it after.
 
+    `channel` picks how tasks on this host call each other: "unix" (their Unix sockets,
+    the default on Linux) or "grpc"; it holds for the whole test, this process included."""
+    started = []
 
-def in_thread(fn):
-    """Runs fn() on a thread; returns (thread, box) where box gets its result or error."""
-    box = {}
+    def start(jobs, *, channel=None, **kwargs):
+        if channel is not None:
+            monkeypatch.setenv(unix.SWITCH_VARIABLE, {"unix": "1", "grpc": "0"}[channel])
+        started.append(Cluster(jobs, **kwargs))
+        return started[-1]
 
-    def target():
-        try:
-            box["value"] = fn()
-        except Exception as err:  # handed to the test
-            box["error"] = err
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    return thread, box
-
-
-@pytest.fixture(autouse=True)
-def no_thread_leaks(request):
-    """Fails a test that leaves threads behind (sessions must shut their pools down),
-    unless it set `request.node.keeps_threads`: it ran on servers meant to live until
-    the process exits."""
-    before = set(threading.enumerate())
-    yield
-    if getattr(request.node, "keeps_threads", False):
-        return
-
-    def leaked():
-        return [t for t in threading.enumerate() if t not in before and t.is_alive()]
-
-    if not leaked():
-        return  # the common case: a collection per test was half the suite's time
-    # A session dropped without close() shuts its pools down when it is collected.
-    gc.collect()
-    poll_for(lambda: not leaked(), timeout=5.0)
-    assert not leaked(), f"threads left running: {[t.name for t in leaked()]}"
+    yield start
+    for tasks in started:
+        tasks.stop()

@@ -10,8 +10,7 @@ import dtfnb as tf
 from dtfnb.notebook import LocalCluster
 from dtfnb.notebook.forkserver import fork_server
 from dtfnb.notebook.launcher import live_clusters
-from tests.cluster_util import chapter_pinning_graph
-from tests.conftest import poll_for
+from tests.helpers import chapter_pinning_graph, poll_for
 from tests.notebook.kernel_util import running
 
 
@@ -29,7 +28,7 @@ def test_runs_the_chapter_on_five_processes(cluster):
     pids = {cluster.pid(t.job, t.index) for t in cluster.tasks}
     assert len(pids) == 5 and os.getpid() not in pids
     assert repr(cluster) == "<LocalCluster 'cluster' (ps: 2, worker: 3): 5 serving>"
-    a, c = chapter_pinning_graph(tf)
+    a, c = chapter_pinning_graph()
     with tf.Session(cluster.target("worker", 0)) as sess:
         sess.run(a.initializer)
         assert sess.run(c) == 4.0

@@ -6,7 +6,7 @@ import signal
 
 import pytest
 
-from tests.conftest import poll_for
+from tests.helpers import poll_for
 from tests.notebook.kernel_util import Kernel, running, stdout
 
 

@@ -7,7 +7,7 @@ import pytest
 import dtfnb as tf
 from dtfnb.notebook import progress
 from dtfnb.notebook.launcher import LocalCluster
-from tests.cluster_util import cluster_dict
+from tests.helpers import cluster_dict
 
 
 def test_text_progress_over_an_iterable_and_a_total():

@@ -12,8 +12,7 @@ from dtfnb.notebook import ClusterView, LocalCluster, PlacementView, QueueMonito
 from dtfnb.notebook.stream import Feed
 from dtfnb.protos import monitor_pb2
 from dtfnb.runtime.events import EventLog
-from tests.cluster_util import cluster_dict
-from tests.conftest import poll_for
+from tests.helpers import cluster_dict, poll_for
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 

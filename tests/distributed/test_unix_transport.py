@@ -1,0 +1,276 @@
+"""Tasks on one host call each other over a Unix socket instead of gRPC: who may connect,
+what a dead or restarted task looks like, deadlines, cancellation, bad input, and the
+same results as over gRPC."""
+
+import gc
+import os
+import signal
+import socket
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import dtfnb as tf
+from dtfnb.distributed_runtime.transport import rpc, unix, wire
+from dtfnb.distributed_runtime.transport.remote import RemoteMaster, RemoteWorker
+from dtfnb.protos import worker_pb2
+from tests.helpers import cluster_dict, poll_for, start_task, stop_processes, wait_for_port
+
+pytestmark = pytest.mark.skipif(not unix.enabled(), reason="Unix sockets: Linux only")
+
+
+@pytest.fixture
+def ps_process():
+    """A ps task as its own OS process, beside an in-process worker task; restartable."""
+    cluster = cluster_dict(ps=1, worker=1)
+    procs = []
+
+    def start():
+        proc = start_task(cluster, "ps", 0)
+        procs.append(proc)
+        wait_for_port(cluster["ps"][0], proc=proc)
+        return proc
+
+    start()
+    worker = tf.train.Server(cluster, "worker", 0)
+    yield cluster, worker, start, procs
+    worker.stop()
+    stop_processes(procs)
+
+
+def status(address):
+    channel = rpc.GrpcChannel(address, rpc.Security(), address)
+    try:
+        data = channel.call("GetStatus", wire.frame(worker_pb2.GetStatusRequest()), timeout=10)
+    finally:
+        channel.close()
+    return wire.unframe(data, worker_pb2.GetStatusResponse)[0]
+
+
+def test_a_task_on_this_host_is_called_over_its_unix_socket(servers):
+    cluster = cluster_dict(local=1)
+    servers(cluster, "local", 0)
+    address = cluster["local"][0]
+    assert status(address).local_socket == unix.socket_name(address)
+    worker = RemoteWorker("/job:local/replica:0/task:0", address, rpc.Security())
+    try:
+        worker.status()
+        assert isinstance(worker.channel, unix.UnixChannel)
+    finally:
+        worker.close()
+
+
+def test_switched_off_tasks_and_clients_speak_grpc_alone(servers, monkeypatch):
+    monkeypatch.setenv(unix.SWITCH_VARIABLE, "0")
+    cluster = cluster_dict(local=1)
+    servers(cluster, "local", 0)
+    assert status(cluster["local"][0]).local_socket == ""
+    worker = RemoteWorker("/job:local/replica:0/task:0", cluster["local"][0], rpc.Security())
+    try:
+        worker.status()
+        assert isinstance(worker.channel, rpc.GrpcChannel)
+    finally:
+        worker.close()
+
+
+@pytest.mark.parametrize("unix_sockets", ["1", "0"])
+def test_steps_across_tasks_give_the_same_results_either_way(servers, monkeypatch,
+                                                             unix_sockets):
+    monkeypatch.setenv(unix.SWITCH_VARIABLE, unix_sockets)
+    cluster = cluster_dict(ps=1, worker=1)
+    servers(cluster, "ps", 0)
+    worker = servers(cluster, "worker", 0)
+    big = np.arange(3_000_000, dtype=np.float32).reshape(1000, 3000)   # 12 MB: streamed
+    with tf.device("/job:ps/task:0"):
+        v = tf.Variable(big)
+        q = tf.FIFOQueue(10, [tf.float32], shapes=[[2]], shared_name="q")
+        total = tf.reduce_sum(v * 2.0)
+    with tf.device("/job:worker/task:0"):
+        doubled = v * 2.0
+        item = tf.constant([1.0, 2.0]) * 1.0
+    enqueue = q.enqueue([item])   # on the queue's task, fed from the worker
+    dequeue = q.dequeue()
+    plain = tf.ConfigProto(disable_shared_memory=True)
+    for config in (None, plain):
+        with tf.Session(worker.target, config=config) as sess:
+            sess.run(v.initializer)
+            np.testing.assert_array_equal(sess.run(doubled), big * 2.0)
+            assert sess.run(total) == pytest.approx(float(big.sum(dtype=np.float64) * 2),
+                                                    rel=1e-5)
+            sess.run(enqueue)
+            np.testing.assert_array_equal(sess.run(dequeue), [1.0, 2.0])
+            with pytest.raises(tf.errors.DeadlineExceededError):
+                sess.run(dequeue, options=tf.RunOptions(timeout_in_ms=200))
+
+
+def test_with_a_token_only_clients_that_present_it_connect(servers, monkeypatch):
+    monkeypatch.setenv("DTFNB_CLUSTER_TOKEN", "s3cret")
+    cluster = cluster_dict(local=1)
+    servers(cluster, "local", 0)
+    name = unix.socket_name(cluster["local"][0])
+    with pytest.raises(tf.errors.UnauthenticatedError, match="wrong cluster token"):
+        unix.UnixChannel(name, "wrong", "the task")
+    with pytest.raises(tf.errors.UnauthenticatedError):
+        unix.UnixChannel(name, None, "the task")
+    channel = unix.UnixChannel(name, "s3cret", "the task")
+    try:
+        reply = channel.call("GetStatus", wire.frame(worker_pb2.GetStatusRequest()))
+        assert wire.unframe(reply, worker_pb2.GetStatusResponse)[0].local_socket == name
+    finally:
+        channel.close()
+
+
+def raw_connection(name, token=b""):
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(10)
+    sock.connect("\0" + name)
+    sock.sendall(unix._ENVELOPE.pack(len(token), 0, unix.HELLO, 0) + token)
+    assert read_message(sock)[1] == unix.HELLO
+    return sock
+
+
+def read_message(sock):
+    return unix.read_message(sock, wire.max_message_bytes(), "the test")
+
+
+def test_bad_messages_get_errors_and_the_task_keeps_serving(servers):
+    cluster = cluster_dict(local=1)
+    server = servers(cluster, "local", 0)
+    name = unix.socket_name(cluster["local"][0])
+    sock = raw_connection(name)
+    try:
+        run_step = wire.METHOD_INDEX["RunStep"]
+        for call_id, kind, method, body in [(1, unix.CALL, run_step, b"\xff" * 40),
+                                            (2, unix.CALL, 250, b""),
+                                            (3, unix.OPEN, run_step, b""),
+                                            (4, unix.CALL, wire.METHOD_INDEX["RecvTensor"],
+                                             b"")]:
+            sock.sendall(unix._ENVELOPE.pack(len(body), call_id, kind, method) + body)
+            got_id, got_kind, _, reply = read_message(sock)
+            assert (got_id, got_kind) == (call_id, unix.ERROR)
+            error = unix._error_from(reply)
+            expected = (tf.errors.InvalidArgumentError if call_id == 1
+                        else tf.errors.UnimplementedError)
+            assert isinstance(error, expected), error
+    finally:
+        sock.close()
+    with tf.Graph().as_default():
+        x = tf.constant([1.0, 2.0]) * 3.0
+        master = RemoteMaster(cluster["local"][0], rpc.Security())
+        try:
+            handle = master.create_session(tf.get_default_graph().as_graph_def(),
+                                           tf.ConfigProto())
+            assert isinstance(master.channel, unix.UnixChannel)
+            np.testing.assert_array_equal(master.run_step(handle, {}, [x.name], [])[0],
+                                          [3.0, 6.0])
+        finally:
+            master.close()
+    assert server.target
+
+
+def test_a_killed_task_is_unavailable_at_once_even_mid_call_and_rejoins_when_back(
+        ps_process):
+    cluster, worker, start, procs = ps_process
+    with tf.device("/job:ps/task:0"):
+        q = tf.FIFOQueue(10, [tf.float32], shared_name="q")
+        v = tf.Variable(5.0, name="v")
+    dequeue = q.dequeue()
+    with tf.Session(worker.target) as sess:
+        sess.run(v.initializer)
+        assert sess.run(v + 1.0) == 6.0
+        failed = []
+
+        def blocked_dequeue():
+            started = time.monotonic()
+            try:
+                sess.run(dequeue)
+            except tf.errors.OpError as err:
+                failed.append((err, time.monotonic() - started))
+
+        waiter = threading.Thread(target=blocked_dequeue, daemon=True)
+        waiter.start()
+        time.sleep(0.5)
+        os.kill(procs[0].pid, signal.SIGKILL)
+        procs[0].wait()
+        waiter.join(timeout=10)
+        assert not waiter.is_alive(), "a call to a killed task hung"
+        (err, _), = failed
+        assert isinstance(err, tf.errors.UnavailableError), err
+        with pytest.raises(tf.errors.UnavailableError):
+            sess.run(v + 1.0)
+    start()   # the same address again: the next session reaches the new task
+    with tf.Session(worker.target) as sess:
+        sess.run(v.initializer)
+        assert sess.run(v + 1.0) == 6.0
+
+
+def test_a_client_that_goes_away_cancels_its_steps_on_the_task(servers):
+    cluster = cluster_dict(local=1)
+    server = servers(cluster, "local", 0)
+    with tf.device("/job:local/task:0"):
+        q = tf.FIFOQueue(10, [tf.float32], shared_name="q")
+        dequeue = q.dequeue()
+    master = RemoteMaster(cluster["local"][0], rpc.Security())
+    handle = master.create_session(tf.get_default_graph().as_graph_def(), tf.ConfigProto())
+    ended = []
+    waiter = threading.Thread(daemon=True, target=lambda: ended.append(
+        pytest.raises(tf.errors.OpError, master.run_step, handle, {}, [dequeue.name], [])))
+    waiter.start()
+    deadline = time.monotonic() + 10
+    while server.master.active_steps() == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert server.master.active_steps() == 1
+    master.channel.close()   # the connection drops, as when a client process dies
+    waiter.join(timeout=10)
+    assert ended and isinstance(ended[0].value, tf.errors.UnavailableError)
+    deadline = time.monotonic() + 10
+    while server.master.active_steps() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert server.master.active_steps() == 0
+    master.close()
+
+
+def test_a_send_never_blocks_when_the_peer_does_not_read():
+    here, there = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    received = []
+
+    class Recorder(unix._Link):
+        def received(self, call_id, kind, method, body):
+            received.append((call_id, bytes(body)))
+
+    sender = Recorder(here, "the sender", 1 << 30)
+    bodies = [bytes([i]) * (3 << 20) for i in range(4)]   # far more than a socket buffers
+    started = time.monotonic()
+    for i, body in enumerate(bodies):
+        sender.send(i, unix.ITEM, body)
+    assert time.monotonic() - started < 5
+    reader = Recorder(there, "the reader", 1 << 30)
+    reader.start("test-reader")
+    deadline = time.monotonic() + 30
+    while len(received) < len(bodies) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert received == list(enumerate(bodies))
+    sender.close()
+    reader.close()
+
+
+def test_a_grpc_call_its_caller_does_not_keep_still_runs(servers):
+    # A step's CleanupGraph is such a call: gRPC used to cancel it once dropped.
+    cluster = cluster_dict(worker=1)
+    worker = servers(cluster, "worker", 0)
+    with tf.container("dropped"), tf.device("/job:worker/task:0"):
+        v = tf.Variable(1.0)
+    with tf.Session(worker.target) as sess:
+        sess.run(v.initializer)
+    device = worker._worker.devices["/job:worker/replica:0/task:0/device:CPU:0"]
+    address = cluster["worker"][0]
+    channel = rpc.GrpcChannel(address, rpc.Security(), address)
+    try:
+        channel.start("CleanupAll", wire.frame(worker_pb2.CleanupAllRequest(
+            container=["dropped"])))
+        gc.collect()
+        assert poll_for(lambda: "dropped" not in device.resource_mgr.containers(), timeout=5)
+    finally:
+        channel.close()

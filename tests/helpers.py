@@ -1,0 +1,183 @@
+"""What tests share: waiting without sleeping, threads, the leak check, and real clusters
+(tasks as in-process servers or as `python -m dtfnb.server` processes)."""
+
+import contextlib
+import gc
+import glob
+import json
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import dtfnb as tf
+from dtfnb.distributed_runtime.cluster import local_addresses
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]  # the repository
+
+
+def poll_for(predicate, timeout=5.0, interval=0.01):
+    """Waits until `predicate()` is true; returns its last value (False on time-out)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(interval)
+
+
+def in_thread(fn):
+    """Runs fn() on a thread; returns (thread, box) where box gets its result or error."""
+    box = {}
+
+    def target():
+        try:
+            box["value"] = fn()
+        except Exception as err:  # handed to the test
+            box["error"] = err
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    return thread, box
+
+
+def leaked_threads(before, timeout=5.0):
+    """The threads running now that were not in `before`, once given `timeout` seconds to end.
+
+    Only when some are left does it collect garbage (a session dropped without close()
+    shuts its pools down when it is collected) and wait: a collection after every test
+    was half the suite's time."""
+    def leaked():
+        return [t for t in threading.enumerate() if t not in before and t.is_alive()]
+
+    if leaked():
+        gc.collect()
+        poll_for(lambda: not leaked(), timeout)
+    return leaked()
+
+
+def chapter_pinning_graph():
+    """The chapter's graph pinned across a 2 ps + 3 worker cluster; returns (a, c), c == 4."""
+    with tf.device("/job:ps"):
+        a = tf.Variable(1.0, name="a")
+    with tf.device("/job:worker"):
+        b = a + 2
+    with tf.device("/job:worker/task:1"):
+        c = a + b
+    return a, c
+
+
+def cluster_dict(**jobs):
+    """cluster_dict(ps=2, worker=3) -> {"ps": ["127.0.0.1:p0", ...], ...} on free ports."""
+    addresses = iter(local_addresses(sum(jobs.values())))
+    return {job: [next(addresses) for _ in range(n)] for job, n in jobs.items()}
+
+
+class Cluster(dict):
+    """The tasks of one cluster, started for a test: `jobs` is {job: count} (the tasks get
+    free local ports) or {job: [address]}.
+
+    It maps (job, index) to each task: a tf.train.Server of this process or, with
+    `processes=True`, the Popen of a `python -m dtfnb.server` process (stderr captured);
+    a test may put a restarted task in its place. `spec` is {job: [address]}. Tasks in
+    `skip` are not started; `config` is the in-process servers' default session config."""
+
+    def __init__(self, jobs, processes=False, config=None, skip=()):
+        fresh = cluster_dict(**{job: n for job, n in jobs.items() if isinstance(n, int)})
+        self.spec = {job: fresh[job] if isinstance(n, int) else list(n) for job, n in jobs.items()}
+        super().__init__()
+        try:
+            for job, addresses in self.spec.items():
+                for index in range(len(addresses)):
+                    if (job, index) in skip:
+                        continue
+                    self[job, index] = (
+                        start_task(self.spec, job, index) if processes
+                        else tf.train.Server(self.spec, job, index, config=config))
+            if processes:
+                for (job, index), proc in self.items():
+                    wait_for_port(self.spec[job][index], proc=proc)
+        except BaseException:
+            self.stop()
+            raise
+
+    def target(self, job, index=0):
+        return "grpc://" + self.spec[job][index]
+
+    def stop(self):
+        """Stops every task, processes by SIGTERM (each must exit cleanly on it)."""
+        processes = []
+        for task in self.values():
+            if isinstance(task, subprocess.Popen):
+                processes.append(task)
+            else:
+                task.stop()
+        stop_processes(processes)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.stop()
+
+
+def wait_for_port(address, timeout=30.0, proc=None):
+    host, port = address.rsplit(":", 1)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"task at {address} exited with {proc.returncode}: "
+                               f"{proc.stderr.read() if proc.stderr else ''}")
+        with contextlib.suppress(OSError), socket.create_connection((host, int(port)), 0.2):
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"nothing listens on {address}")
+
+
+def start_task(cluster, job, task, *args, env=None):
+    """Starts one task as its own OS process; returns the Popen (stderr captured)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "dtfnb.server", "--cluster", json.dumps(cluster), "--job", job,
+         "--task", str(task), *args],
+        stderr=subprocess.PIPE, text=True, env=dict(os.environ, **(env or {})))
+
+
+def freeze(proc, timeout=10.0):
+    """SIGSTOPs `proc` and waits until each of its threads is stopped: the signal is only
+    pending until the kernel schedules each thread, and on a busy machine a thread of a
+    "stopped" task could still answer a request meanwhile."""
+    proc.send_signal(signal.SIGSTOP)
+    deadline = time.monotonic() + timeout
+    while not all(_thread_state(stat) == "T"
+                  for stat in glob.glob(f"/proc/{proc.pid}/task/*/stat")):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"task process {proc.pid} did not stop")
+        time.sleep(0.005)
+
+
+def _thread_state(stat_path):
+    try:
+        with open(stat_path) as stat:
+            return stat.read().rpartition(")")[2].split()[0]
+    except FileNotFoundError:  # the thread ended meanwhile
+        return "T"
+
+
+def stop_processes(procs):
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+    for proc in procs:
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            if proc.stderr:  # a task that hangs in stop prints its threads' stacks there
+                proc.stop_report = proc.stderr.read()[-6000:]
+        if proc.stderr:
+            proc.stderr.close()
