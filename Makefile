@@ -41,10 +41,13 @@ lint: setup
 
 # Then the tutorials: nbval runs every cell of notebooks/ and compares the outputs of
 # cells marked NBVAL_CHECK_OUTPUT; they were saved without CUDA, so CUDA is hidden.
+# TEST_WORKERS processes share the tests, a file (a notebook) to each at a time: most
+# tests wait on processes, sockets and deadlines, so two keep a 2-core machine busy.
+TEST_WORKERS ?= 2
 test: lint
-	$(PY) -m pytest -q --durations=15
-	CUDA_VISIBLE_DEVICES= $(PY) -m pytest -q --durations=10 --nbval-lax --nbval-current-env \
-		--nbval-sanitize-with notebooks/sanitize.cfg notebooks/
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=15
+	CUDA_VISIBLE_DEVICES= $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=10 \
+		--nbval-lax --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg notebooks/
 
 # Regenerates dtfnb/protos/*_pb2.py; tests/packaging/test_protos.py fails when they are stale.
 protos: setup

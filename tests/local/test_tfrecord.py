@@ -41,7 +41,7 @@ def test_the_exact_bytes_tensorflow_writes(tmp_path):
                                      tf.python_io.TFRecordOptions("GZIP"),
                                      tf.python_io.TFRecordOptions(
                                          tf.python_io.TFRecordCompressionType.ZLIB, 9)],
-                         ids=repr)
+                         ids=["None", "empty", "GZIP", "ZLIB", "options-GZIP", "options-ZLIB-9"])
 def test_round_trip(tmp_path, options):
     write(tmp_path / "r", RECORDS, options)
     assert read(tmp_path / "r", options) == RECORDS

@@ -89,11 +89,31 @@ def test_stop_ends_every_process_and_frees_the_ports():
     assert [cluster.state("worker", i) for i in range(2)] == ["stopped", "stopped"]
     assert not any(running(pid) for pid in pids)
     assert cluster not in live_clusters()
-    for task in cluster.tasks:   # the ports are free again
-        host, port = task.address.rsplit(":", 1)
-        with socket.socket() as s:
-            s.bind((host, int(port)))
+    ours = {os.getpid(), fork_server().process.pid, *pids}
+    for task in cluster.tasks:   # the ports are free again: none of ours holds one
+        port = int(task.address.rsplit(":", 1)[1])
+        assert not _listeners(port) & ours, f"port {port} is still held"
     assert "stopped" in cluster.logs("worker", 0)
+
+
+def _listeners(port):
+    """The pids of the processes with a TCP socket listening on `port` (from /proc: other
+    tests, running beside this one, may take a freed port)."""
+    inodes = set()
+    with open("/proc/net/tcp") as table:
+        for line in table.readlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(f"socket:[{fields[9]}]")
+    holders = set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if any(os.readlink(f"/proc/{pid}/fd/{fd}") in inodes
+                   for fd in os.listdir(f"/proc/{pid}/fd")):
+                holders.add(int(pid))
+        except OSError:   # gone meanwhile, or not ours to read
+            continue
+    return holders
 
 
 def test_addresses_from_a_spec_ports_or_a_port_base():
