@@ -126,3 +126,13 @@ def test_relative_links_in_the_readme_and_the_docs_lead_to_what_exists():
             if not linked.exists() or anchor and anchor not in _anchors(linked):
                 broken.append(f"{page.relative_to(ROOT)}: {target}")
     assert not broken, broken
+
+
+def test_files_the_readme_and_the_docs_name_exist():
+    """A path in code, `tests/distributed/test_servers.py`, is one a reader will open."""
+    pages = [ROOT / "README.md", ROOT / "notebooks/README.md", *(ROOT / "docs").glob("*.md")]
+    missing = [f"{page.relative_to(ROOT)}: {path}" for page in pages
+               for path in re.findall(r"`((?:dtfnb|tests|docs|notebooks|benchmarks|examples)/"
+                                      r"[\w/.-]+\.(?:py|md|ipynb))`", page.read_text())
+               if not (ROOT / path).exists()]
+    assert not missing, missing
