@@ -4,8 +4,10 @@ A MasterSession holds the GraphDef received so far. At a run it places every
 node not placed yet (the whole graph, as TensorFlow does), then, once per
 (feeds, fetches, targets) signature, prunes, partitions per device and
 registers the partitions with the workers; later runs with that signature
-only execute. The master publishes each placement, and each step while someone
-watches, to its task's EventLog.
+only execute. The session drives each step itself, over its Cluster: the Worker of
+each task (interfaces.WorkerInterface) starts its part, and the session waits for
+them all. It publishes each placement, and each step while someone watches, to its
+task's EventLog.
 
 Sessions of other processes are closed when idle for long, or when too many are
 open; sessions of this process are their client's to close.
