@@ -115,12 +115,14 @@ from dtfnb import test
 
 # Jupyter: `%load_ext dtfnb` (imports IPython only then)
 def load_ipython_extension(ipython):
+    """`%load_ext dtfnb`: registers the notebook's magics and displays (dtfnb.notebook)."""
     from dtfnb.notebook import load_ipython_extension
 
     load_ipython_extension(ipython)
 
 
 def unload_ipython_extension(ipython):
+    """`%unload_ext dtfnb`: removes what `load_ipython_extension` registered."""
     from dtfnb.notebook import unload_ipython_extension
 
     unload_ipython_extension(ipython)

@@ -12,6 +12,7 @@ complex_types = (numbers.Complex, np.number)
 
 
 def as_bytes(bytes_or_text, encoding="utf-8"):
+    """Converts `bytes_or_text` to bytes, encoding text with `encoding`."""
     if isinstance(bytes_or_text, bytearray):
         return bytes(bytes_or_text)
     if isinstance(bytes_or_text, str):
@@ -22,6 +23,7 @@ def as_bytes(bytes_or_text, encoding="utf-8"):
 
 
 def as_text(bytes_or_text, encoding="utf-8"):
+    """Converts `bytes_or_text` to a str, decoding bytes with `encoding`."""
     if isinstance(bytes_or_text, str):
         return bytes_or_text
     if isinstance(bytes_or_text, bytes):
@@ -33,10 +35,12 @@ as_str = as_text
 
 
 def as_str_any(value, encoding="utf-8"):
+    """Converts `value` to a str: bytes are decoded, anything else goes through `str()`."""
     return as_str(value, encoding) if isinstance(value, bytes) else str(value)
 
 
 def path_to_str(path):
+    """Converts a PathLike to its str path; anything else is returned as it is."""
     return os.fspath(path) if isinstance(path, os.PathLike) else path
 
 

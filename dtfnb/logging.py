@@ -24,22 +24,27 @@ _counts = {}
 
 
 def get_logger():
+    """The Python logger behind `tf.logging`."""
     return _logger
 
 
 def log(level, msg, *args, **kwargs):
+    """Logs `msg % args` at the numeric `level`."""
     _logger.log(level, msg, *args, **kwargs)
 
 
 def debug(msg, *args, **kwargs):
+    """Logs `msg % args` at level DEBUG."""
     _logger.debug(msg, *args, **kwargs)
 
 
 def info(msg, *args, **kwargs):
+    """Logs `msg % args` at level INFO."""
     _logger.info(msg, *args, **kwargs)
 
 
 def warning(msg, *args, **kwargs):
+    """Logs `msg % args` at level WARN."""
     _logger.warning(msg, *args, **kwargs)
 
 
@@ -47,14 +52,17 @@ warn = warning
 
 
 def error(msg, *args, **kwargs):
+    """Logs `msg % args` at level ERROR."""
     _logger.error(msg, *args, **kwargs)
 
 
 def fatal(msg, *args, **kwargs):
+    """Logs `msg % args` at level FATAL (it does not exit)."""
     _logger.fatal(msg, *args, **kwargs)
 
 
 def vlog(level, msg, *args, **kwargs):
+    """Logs `msg % args` at the numeric `level` (TensorFlow's verbose logging)."""
     _logger.log(level, msg, *args, **kwargs)
 
 
@@ -80,13 +88,16 @@ def log_first_n(level, msg, n, *args):
 
 
 def log_if(level, msg, condition, *args):
+    """Logs `msg % args` at `level` only if `condition` holds."""
     if condition:
         _logger.log(level, msg, *args)
 
 
 def get_verbosity():
+    """The threshold below which messages are not logged."""
     return _logger.getEffectiveLevel()
 
 
 def set_verbosity(v):
+    """Sets the threshold below which messages are not logged (e.g. `tf.logging.INFO`)."""
     _logger.setLevel(v)

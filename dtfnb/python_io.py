@@ -34,6 +34,8 @@ class TFRecordOptions:
 
     @classmethod
     def get_compression_type_string(cls, options):
+        """The compression name ("", "ZLIB" or "GZIP") of `options`, a TFRecordOptions or a
+        compression type."""
         if not options:
             return ""
         if isinstance(options, TFRecordOptions):
@@ -78,6 +80,7 @@ class tf_record_iterator:  # noqa: N801 - TensorFlow's name for what it returns
         return item[1]
 
     def close(self):
+        """Closes the file; the iterator yields no more records."""
         self._reader.close()
 
 
@@ -89,11 +92,13 @@ class tf_record_random_reader:  # noqa: N801 - TensorFlow's name
         self._reader = RecordReader(path)
 
     def read(self, offset):
+        """The record at byte `offset` and the offset of the next one."""
         if self._reader is None:
             raise FailedPreconditionError(None, None, "Random TFRecord Reader is closed.")
         return self._reader.read_at(offset)
 
     def close(self):
+        """Closes the file; a later `read` raises FailedPreconditionError."""
         if self._reader is not None:
             self._reader.close()
             self._reader = None

@@ -89,6 +89,7 @@ def _schedule_for_throughput():
 
 
 def main(argv=None):
+    """Runs the task the command line (or the environment) names until it is signalled to stop."""
     parent = os.getppid()  # first: the parent may die while the server starts
     logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")

@@ -44,6 +44,7 @@ _temp_dir = None
 
 
 def is_built_with_cuda():
+    """Whether GPU kernels are available (here: whether a GPU is, through CuPy)."""
     return is_gpu_available()
 
 
@@ -53,6 +54,7 @@ def is_gpu_available(cuda_only=False, min_cuda_compute_capability=None):
 
 
 def gpu_device_name():
+    """The name of the first GPU device ("/device:GPU:0"), or "" if there is none."""
     return "/device:GPU:0" if is_gpu_available() else ""
 
 
@@ -62,6 +64,7 @@ class Benchmark:
 
     def report_benchmark(self, iters=None, cpu_time=None, wall_time=None,
                          throughput=None, extras=None, name=None, metrics=None):
+        """Logs a benchmark's figures (those given) under `name`."""
         figures = {"iters": iters, "cpu_time": cpu_time, "wall_time": wall_time,
                    "throughput": throughput, "extras": extras, "metrics": metrics}
         tf_logging.info("Benchmark %s: %s", name or type(self).__name__,
@@ -86,6 +89,7 @@ class Benchmark:
                 "name": name}
 
     def evaluate(self, tensors):
+        """Runs `tensors` in the default session and returns their values."""
         return get_default_session().run(tensors)
 
 
@@ -134,6 +138,7 @@ class TestCase(unittest.TestCase):
         self._threads = []
 
     def tearDown(self):
+        """Fails if a checked thread was left running, and closes the cached session."""
         for thread in self._threads:
             if thread.is_alive():
                 self.fail("a checked thread was not joined")
@@ -143,6 +148,7 @@ class TestCase(unittest.TestCase):
         super().tearDown()
 
     def get_temp_dir(self):
+        """A temporary folder of this test's own, created if need be."""
         folder = os.path.join(get_temp_dir(), self.id())
         os.makedirs(folder, exist_ok=True)
         return folder
@@ -187,6 +193,8 @@ class TestCase(unittest.TestCase):
             return sess.run(tensors)
 
     def checkedThread(self, target, args=None, kwargs=None):  # noqa: N802 - TF's name
+        """A thread whose exception fails the test when it is joined; `tearDown` fails a test that
+        did not join it."""
         thread = _CheckedThread(self, target, args, kwargs)
         self._threads.append(thread)
         return thread
@@ -194,6 +202,8 @@ class TestCase(unittest.TestCase):
     # Assertions ---------------------------------------------------------------
 
     def assertAllEqual(self, a, b, msg=None):  # noqa: N802
+        """Asserts that two arrays (or nested lists) have the same shape and elements (NaN equals
+        NaN)."""
         a, b = self._array(a), self._array(b)
         if a.shape != b.shape and a.size + b.size > 1:
             self.fail(_prefixed(msg, f"shapes differ: {a.shape} vs {b.shape}"))
@@ -202,16 +212,21 @@ class TestCase(unittest.TestCase):
             self.fail(_prefixed(msg, f"arrays differ:\n{a!r}\nvs\n{b!r}"))
 
     def assertNotAllEqual(self, a, b, msg=None):  # noqa: N802
+        """Asserts that two arrays differ in shape or in some element."""
         with self.assertRaises(AssertionError):
             self.assertAllEqual(a, b)
 
     def assertAllClose(self, a, b, rtol=1e-6, atol=1e-6, msg=None):  # noqa: N802
+        """Asserts that two arrays, or dicts and lists of them, are elementwise close: `|a - b| <=
+        atol + rtol * |b|`."""
         self._all_close(a, b, rtol, atol, msg, path="")
 
     def assertAllCloseAccordingToType(self, a, b, rtol=1e-6, atol=1e-6,  # noqa: N802
                                       float_rtol=1e-6, float_atol=1e-6, half_rtol=1e-3,
                                       half_atol=1e-3, bfloat16_rtol=1e-2,
                                       bfloat16_atol=1e-2, msg=None):
+        """As assertAllClose, with tolerances no tighter than those given for the dtype (half or
+        float32)."""
         a, b = self._array(a), self._array(b)
         if np.float16 in (a.dtype, b.dtype):
             rtol, atol = max(rtol, half_rtol), max(atol, half_atol)
@@ -220,32 +235,41 @@ class TestCase(unittest.TestCase):
         self.assertAllClose(a, b, rtol=rtol, atol=atol, msg=msg)
 
     def assertNear(self, f1, f2, err, msg=None):  # noqa: N802
+        """Asserts that the floats `f1` and `f2` differ by at most `err`."""
         self.assertTrue(abs(f1 - f2) <= err, _prefixed(msg, f"{f1} != {f2} +/- {err}"))
 
     def assertArrayNear(self, farray1, farray2, err, msg=None):  # noqa: N802
+        """Asserts that two float lists have the same length and elements within `err` of each
+        other."""
         self.assertEqual(len(farray1), len(farray2), msg)
         for f1, f2 in zip(farray1, farray2):
             self.assertNear(float(f1), float(f2), err, msg)
 
     def assertNDArrayNear(self, ndarray1, ndarray2, err, msg=None):  # noqa: N802
+        """Asserts that the norm of the difference of two arrays is at most `err`."""
         self.assertTrue(np.linalg.norm(ndarray1 - ndarray2) <= err, msg)
 
     def assertShapeEqual(self, np_array, tf_tensor, msg=None):  # noqa: N802
+        """Asserts that a numpy array and a tensor have the same shape."""
         self.assertEqual(list(np_array.shape), tf_tensor.get_shape().as_list(), msg)
 
     def assertDeviceEqual(self, device1, device2, msg=None):  # noqa: N802
+        """Asserts that two device strings name the same device."""
         from dtfnb.base.device_spec import DeviceSpec
         self.assertEqual(DeviceSpec.from_string(device1 or "").to_string(),
                          DeviceSpec.from_string(device2 or "").to_string(), msg)
 
     def assertStartsWith(self, actual, expected_start, msg=None):  # noqa: N802
+        """Asserts that `actual` starts with `expected_start`."""
         self.assertTrue(actual.startswith(expected_start),
                         _prefixed(msg, f"{actual!r} does not start with {expected_start!r}"))
 
     def assertItemsEqual(self, first, second, msg=None):  # noqa: N802
+        """Asserts that two sequences have the same items, in any order."""
         self.assertCountEqual(first, second, msg)
 
     def assertProtoEquals(self, expected, message, msg=None):  # noqa: N802
+        """Asserts that `message` equals `expected`, a proto or its text format."""
         from google.protobuf import text_format
         if isinstance(expected, str):
             expected = text_format.Parse(expected, type(message)())
@@ -270,6 +294,8 @@ class TestCase(unittest.TestCase):
             self.fail(f"{exception_type.__name__} not raised")
 
     def assertRaisesOpError(self, expected_err_re_or_predicate):  # noqa: N802
+        """A context manager that expects an OpError matching a regular expression or a predicate.
+        """
         return self.assertRaisesWithPredicateMatch(errors.OpError,
                                                    expected_err_re_or_predicate)
 

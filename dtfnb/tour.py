@@ -312,6 +312,7 @@ def _machine():
 
 
 def main():
+    """Prints each stop of the tour: what it shows, its code, and that code's output."""
     bold, dim, title = _style("1"), _style("2"), _style("1;36")
     print(title("dtfnb tour: the chapter's examples"))
     print()

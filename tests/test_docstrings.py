@@ -1,4 +1,5 @@
-"""Every public class says what it is; the classes of the data path also show how to use it."""
+"""Every public class, function and method says what it is; the classes of the data path
+also show how to use it."""
 
 import ast
 import importlib
@@ -44,24 +45,34 @@ DATA_PATH = {
 }
 
 
+def _is_setter(node):
+    return any(isinstance(d, ast.Attribute) and d.attr in ("setter", "deleter")
+               for d in node.decorator_list)
 
-def _public_classes(body, prefix=""):
+
+def _public_definitions(body, prefix=""):
+    """The public classes, functions and methods of a module's body, by qualified name: a
+    property's setter goes without, its getter's docstring is the property's."""
     for node in body:
-        if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
-            yield prefix + node.name, node
-            yield from _public_classes(node.body, prefix + node.name + ".")
+        if not isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) \
+                or node.name.startswith("_") or _is_setter(node):
+            continue
+        yield prefix + node.name, node
+        if isinstance(node, ast.ClassDef):
+            yield from _public_definitions(node.body, prefix + node.name + ".")
 
 
-def test_every_public_class_has_a_docstring():
+def test_every_public_definition_has_a_docstring():
     missing = []
     for path in sorted(PACKAGE.rglob("*.py")):
         relative = path.relative_to(PACKAGE).as_posix()
         if path.name.endswith("_pb2.py"):
             continue
-        for name, node in _public_classes(ast.parse(path.read_text()).body):
+        for name, node in _public_definitions(ast.parse(path.read_text()).body):
             if ast.get_docstring(node) is None:
                 missing.append(f"{relative}:{node.lineno} {name}")
-    assert not missing, "public classes without a docstring:\n" + "\n".join(missing)
+    assert not missing, ("public classes, functions and methods without a docstring:\n"
+                         + "\n".join(missing))
 
 
 @pytest.mark.parametrize("module, name", [(m, n) for m, names in DATA_PATH.items()

@@ -20,6 +20,8 @@ def to_numpy(value):
 
 
 def tensor_to_proto(value, dtype=None):
+    """Encodes `value` (anything numpy can take) as a TensorProto of `dtype` (default: the array's).
+    """
     array = to_numpy(value)
     dtype = dtypes.as_dtype(dtype if dtype is not None else array.dtype)
     proto = tensor_pb2.TensorProto(dtype=dtype.as_datatype_enum,
@@ -33,6 +35,7 @@ def tensor_to_proto(value, dtype=None):
 
 
 def proto_to_tensor(proto):
+    """Decodes a TensorProto into a host ndarray (strings become an object array of bytes)."""
     dtype = dtypes.as_dtype(proto.dtype)
     shape = tuple(d.size for d in proto.tensor_shape.dim)
     if dtype.base_dtype is dtypes.string:
@@ -69,6 +72,8 @@ def _scalar_field(value):
 
 
 def attr_to_proto(value):
+    """Encodes an op attribute (int, float, bool, str, DType, TensorShape, ndarray, or a list of one
+    kind) as an AttrValue."""
     attr = graph_pb2.AttrValue()
     if isinstance(value, (list, tuple)):
         attr.list.SetInParent()
@@ -100,6 +105,7 @@ _DECODE = {
 
 
 def attr_from_proto(attr):
+    """Decodes an AttrValue into the Python value `attr_to_proto` took (None if unset)."""
     field = attr.WhichOneof("value")
     if field is None:
         return None

@@ -20,9 +20,12 @@ class DeviceSpec:
 
     @classmethod
     def from_string(cls, spec):
+        """Parses a device string such as "/job:ps/task:0/device:CPU:0"; missing fields stay None.
+        """
         return _parse(spec or "")
 
     def to_string(self):
+        """The device string of the fields that are set, in TensorFlow's order."""
         parts = []
         if self.job is not None:
             parts.append(f"/job:{self.job}")
@@ -45,6 +48,7 @@ class DeviceSpec:
         return merged
 
     def copy(self):
+        """A new DeviceSpec with the same fields."""
         return DeviceSpec(self.job, self.replica, self.task, self.device_type, self.device_index)
 
     def __eq__(self, other):

@@ -20,22 +20,27 @@ class DType:
 
     @property
     def name(self):
+        """The name of the dtype ("float32", "float32_ref")."""
         return self._name
 
     @property
     def as_datatype_enum(self):
+        """The `types_pb2.DataType` enum value of this dtype."""
         return self._enum
 
     @property
     def as_numpy_dtype(self):
+        """The numpy type this dtype's values have (`object` for strings)."""
         return self._np
 
     @property
     def is_ref_dtype(self):
+        """Whether this is a reference dtype, the dtype of a variable's output."""
         return self._enum > _REF_OFFSET
 
     @property
     def base_dtype(self):
+        """The non-reference dtype of this dtype (itself if it is not a reference)."""
         return _BY_ENUM[self._enum - _REF_OFFSET] if self.is_ref_dtype else self
 
     @property
@@ -44,47 +49,58 @@ class DType:
 
     @property
     def is_floating(self):
+        """Whether this is a (non-quantized) floating point dtype."""
         return self.base_dtype._name in ("float16", "bfloat16", "float32", "float64")
 
     @property
     def is_integer(self):
+        """Whether this is a (non-quantized) integer dtype."""
         return self.base_dtype._name in _INTEGER_NAMES
 
     @property
     def is_unsigned(self):
+        """Whether this is an unsigned integer dtype."""
         return self.base_dtype._name.startswith("uint")
 
     @property
     def is_bool(self):
+        """Whether this is the bool dtype."""
         return self.base_dtype is bool_
 
     @property
     def is_complex(self):
+        """Whether this is a complex floating point dtype."""
         return self.base_dtype._name.startswith("complex")
 
     @property
     def is_numpy_compatible(self):
+        """Whether values of this dtype are numpy arrays (not resource or variant handles)."""
         return self.base_dtype not in (resource, variant)
 
     @property
     def real_dtype(self):
+        """The dtype of the real part of this dtype: float32 for complex64, else itself."""
         return {"complex64": float32, "complex128": float64}.get(self.base_dtype._name, self)
 
     @property
     def size(self):
+        """The size of one element in bytes (0 for strings)."""
         return np.dtype(self._np).itemsize if self._np is not object else 0
 
     @property
     def min(self):
+        """The smallest value representable in this dtype."""
         info = np.finfo(self._np) if self.is_floating else np.iinfo(self._np)
         return info.min
 
     @property
     def max(self):
+        """The largest value representable in this dtype."""
         info = np.finfo(self._np) if self.is_floating else np.iinfo(self._np)
         return info.max
 
     def is_compatible_with(self, other):
+        """Whether a value of dtype `other` can be given where this dtype is expected."""
         return self.base_dtype is as_dtype(other).base_dtype
 
     def __repr__(self):

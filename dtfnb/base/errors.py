@@ -39,14 +39,17 @@ class OpError(Exception):
 
     @property
     def message(self):
+        """The error message that describes the error."""
         return self._message
 
     @property
     def op(self):
+        """The operation that failed, if known (None for an error not raised by an op)."""
         return self._op
 
     @property
     def node_def(self):
+        """The `NodeDef` proto of the failing op, if known."""
         return self._node_def
 
     def __str__(self):
@@ -105,10 +108,12 @@ _CLASS_BY_CODE = {cls.error_code: cls for cls in (
 
 
 def exception_type_from_error_code(error_code):
+    """The OpError subclass for a `tf.errors` code (e.g. OUT_OF_RANGE gives OutOfRangeError)."""
     return _CLASS_BY_CODE[error_code]
 
 
 def error_code_from_exception_type(cls):
+    """The `tf.errors` code of an OpError subclass."""
     return cls.error_code
 
 

@@ -29,6 +29,8 @@ class BackoffRLock:
         self._release_save = self._rlock._release_save
 
     def acquire(self):
+        """Takes the lock, sleeping with a growing backoff (not blocking) while another thread holds
+        it."""
         if self._rlock.acquire(False):
             return True
         backoff = _FIRST_BACKOFF

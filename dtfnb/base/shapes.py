@@ -19,17 +19,22 @@ class Dimension:
 
     @property
     def value(self):
+        """The size of this dimension as an int, or None if it is unknown."""
         return self._value
 
     def is_compatible_with(self, other):
+        """Whether this dimension and `other` could be the same size (an unknown one is compatible
+        with any)."""
         other = Dimension(other)
         return self._value is None or other._value is None or self._value == other._value
 
     def assert_is_compatible_with(self, other):
+        """Raises ValueError if this dimension and `other` are not compatible."""
         if not self.is_compatible_with(other):
             raise ValueError(f"Dimensions {self} and {Dimension(other)} are not compatible")
 
     def merge_with(self, other):
+        """The dimension as known from both this one and `other`; ValueError if they differ."""
         other = Dimension(other)
         if not self.is_compatible_with(other):
             raise ValueError(f"Dimensions {self} and {other} are not compatible")
@@ -100,15 +105,19 @@ class TensorShape:
 
     @property
     def dims(self):
+        """The list of `Dimension`s of this shape, or None if its rank is unknown."""
         return None if self._dims is None else list(self._dims)
 
     @property
     def ndims(self):
+        """The rank of this shape, or None if it is unknown."""
         return None if self._dims is None else len(self._dims)
 
     rank = ndims
 
     def as_list(self):
+        """The sizes of the dimensions as a list of ints (None for unknown ones); ValueError if the
+        rank is unknown."""
         if self._dims is None:
             raise ValueError("as_list() is not defined on an unknown TensorShape.")
         return [d.value for d in self._dims]
@@ -118,9 +127,11 @@ class TensorShape:
         return None if self._dims is None else tuple(d.value for d in self._dims)
 
     def is_fully_defined(self):
+        """Whether the rank and every dimension are known."""
         return self._dims is not None and all(d.value is not None for d in self._dims)
 
     def num_elements(self):
+        """The number of elements a tensor of this shape has, or None if not fully defined."""
         if not self.is_fully_defined():
             return None
         n = 1
@@ -129,6 +140,7 @@ class TensorShape:
         return n
 
     def is_compatible_with(self, other):
+        """Whether this shape and `other` could describe the same tensor."""
         other = as_shape(other)
         if self._dims is None or other._dims is None:
             return True
@@ -136,10 +148,13 @@ class TensorShape:
             a.is_compatible_with(b) for a, b in zip(self._dims, other._dims))
 
     def assert_is_compatible_with(self, other):
+        """Raises ValueError if this shape and `other` are not compatible."""
         if not self.is_compatible_with(other):
             raise ValueError(f"Shapes {self} and {as_shape(other)} are incompatible")
 
     def merge_with(self, other):
+        """The shape as known from both this one and `other`; ValueError if they are not compatible.
+        """
         other = as_shape(other)
         if self._dims is None:
             return other
@@ -150,6 +165,7 @@ class TensorShape:
         return TensorShape([a.merge_with(b) for a, b in zip(self._dims, other._dims)])
 
     def with_rank(self, rank):
+        """This shape, known to be of rank `rank`; ValueError if it has another rank."""
         if self._dims is None:
             return unknown_shape(rank)
         if len(self._dims) != rank:
@@ -157,17 +173,20 @@ class TensorShape:
         return self
 
     def with_rank_at_least(self, rank):
+        """This shape; ValueError if its rank is known and less than `rank`."""
         if self._dims is not None and len(self._dims) < rank:
             raise ValueError(f"Shape {self} must have rank at least {rank}")
         return self
 
     def concatenate(self, other):
+        """The shape with the dimensions of this one followed by those of `other`."""
         other = as_shape(other)
         if self._dims is None or other._dims is None:
             return TensorShape(None)
         return TensorShape(self._dims + other._dims)
 
     def as_proto(self):
+        """This shape as a TensorShapeProto (-1 for an unknown dimension)."""
         if self._dims is None:
             return tensor_pb2.TensorShapeProto(unknown_rank=True)
         return tensor_pb2.TensorShapeProto(dim=[
@@ -218,12 +237,15 @@ class TensorShape:
 
 
 def as_shape(shape):
+    """Converts a list of sizes, a TensorShape or None (unknown) to a TensorShape."""
     return shape if isinstance(shape, TensorShape) else TensorShape(shape)
 
 
 def unknown_shape(rank=None):
+    """A shape of unknown dimensions: of rank `rank`, or of unknown rank if None."""
     return TensorShape(None if rank is None else [None] * rank)
 
 
 def scalar():
+    """The shape of a scalar: rank 0."""
     return TensorShape([])

@@ -117,6 +117,8 @@ class Dataset(Structured):
                             attrs)
 
     def concatenate(self, dataset):
+        """A dataset of this dataset's elements followed by those of `dataset` (of the same types).
+        """
         if nest.flatten(self._output_types) != nest.flatten(dataset.output_types):
             raise TypeError(f"Two datasets to concatenate have different types "
                             f"{_text(self._output_types)} and {_text(dataset.output_types)}")
@@ -126,24 +128,31 @@ class Dataset(Structured):
         return self._unary("ConcatenateDataset", [dataset._variant], output_shapes=shapes)
 
     def repeat(self, count=None):
+        """Repeats this dataset `count` times (forever if None or -1)."""
         return self._unary("RepeatDataset", [_int64(-1 if count is None else count, "count")])
 
     def skip(self, count):
+        """A dataset that skips the first `count` elements of this one."""
         return self._unary("SkipDataset", [_int64(count, "count")])
 
     def take(self, count):
+        """A dataset of at most the first `count` elements of this one (all if -1)."""
         return self._unary("TakeDataset", [_int64(count, "count")])
 
     def prefetch(self, buffer_size):
+        """A dataset that prepares up to `buffer_size` elements ahead of their request."""
         return self._unary("PrefetchDataset", [_int64(buffer_size, "buffer_size")])
 
     def cache(self, filename=""):
+        """Caches the elements of this dataset in memory, from its first full pass on."""
         if filename:
             raise NotImplementedError("dtfnb caches datasets in memory only (filename='')")
         filename = convert_to_tensor(filename, dtype=dtypes.string, name="filename")
         return self._unary("CacheDataset", [filename])
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None):
+        """Randomly shuffles the elements of this dataset, drawing from a buffer of `buffer_size`
+        elements."""
         seed1, seed2 = get_seed(seed)
         inputs = [_int64(buffer_size, "buffer_size"), _int64(seed1 or 0, "seed"),
                   _int64(seed2 or 0, "seed2")]
@@ -152,6 +161,10 @@ class Dataset(Structured):
                            attrs={"reshuffle_each_iteration": reshuffle})
 
     def batch(self, batch_size, drop_remainder=False):
+        """Combines consecutive elements of this dataset into batches of `batch_size`.
+
+        `drop_remainder`: drop a last batch that is smaller (which gives the batches a known size).
+        """
         size = _static_int(batch_size) if drop_remainder is True else None
         shapes = nest.map_structure(lambda s: TensorShape([size]).concatenate(s),
                                     self._output_shapes)
@@ -188,6 +201,8 @@ class Dataset(Structured):
                      graph_of(self._variant), convert)
 
     def map(self, map_func, num_parallel_calls=None):
+        """Maps `map_func` across the elements of this dataset (on `num_parallel_calls` threads, if
+        given)."""
         f = self._trace(map_func, "map", _to_tensors)
         inputs, attrs = list(f.captured), _function_attrs("f", f)
         op_type = "MapDataset"
@@ -200,6 +215,7 @@ class Dataset(Structured):
                            nest.map_structure(lambda t: t.shape, f.outputs), attrs)
 
     def filter(self, predicate):
+        """The elements of this dataset for which `predicate` gives a scalar true."""
         f = self._trace(predicate, "filter", _to_tensors)
         result = f.outputs
         if not isinstance(result, Tensor) or result.dtype.base_dtype is not dtypes.bool_ \
@@ -209,11 +225,16 @@ class Dataset(Structured):
         return self._unary("FilterDataset", f.captured, attrs=_function_attrs("predicate", f))
 
     def flat_map(self, map_func):
+        """Maps `map_func` (element -> dataset) across this dataset and flattens the results."""
         f, inner = self._trace_dataset_fn(map_func, "flat_map")
         return self._unary("FlatMapDataset", f.captured, inner.output_types,
                            inner.output_shapes, _function_attrs("f", f))
 
     def interleave(self, map_func, cycle_length, block_length=1, num_parallel_calls=None):
+        """Maps `map_func` (element -> dataset) across this dataset and interleaves the results.
+
+        It draws `block_length` elements at a time from each of `cycle_length` datasets in turn.
+        """
         f, inner = self._trace_dataset_fn(map_func, "interleave")
         inputs = [*f.captured, _int64(cycle_length, "cycle_length"),
                   _int64(block_length, "block_length")]
@@ -236,9 +257,12 @@ class Dataset(Structured):
     # -- iterators --------------------------------------------------------------------
 
     def make_one_shot_iterator(self):
+        """An iterator over this dataset's elements that initializes itself on first use."""
         return Iterator._one_shot(self)
 
     def make_initializable_iterator(self, shared_name=None):
+        """An iterator over this dataset's elements; run its `initializer` before the first
+        `get_next()`."""
         iterator = Iterator.from_structure(self._output_types, self._output_shapes,
                                            shared_name)
         iterator._initializer = iterator.make_initializer(self)

@@ -30,14 +30,17 @@ class Structured:
 
     @property
     def output_types(self):
+        """The dtype of each component of an element, in the element's structure."""
         return self._output_types
 
     @property
     def output_shapes(self):
+        """The shape of each component of an element, in the element's structure."""
         return self._output_shapes
 
     @property
     def output_classes(self):
+        """The class of each component of an element (`Tensor` for every one)."""
         return nest.map_structure(lambda _: Tensor, self._output_types)
 
 
@@ -74,6 +77,7 @@ class Iterator(Structured):
 
     @property
     def initializer(self):
+        """The op that (re)initializes this iterator; ValueError if it has none."""
         if self._initializer is None:
             raise ValueError("Iterator does not have an initializer.")
         return self._initializer
@@ -103,20 +107,25 @@ class Iterator(Structured):
 
 
 def get_output_types(dataset_or_iterator):
+    """The `output_types` of a dataset or iterator."""
     return dataset_or_iterator.output_types
 
 
 def get_output_shapes(dataset_or_iterator):
+    """The `output_shapes` of a dataset or iterator."""
     return dataset_or_iterator.output_shapes
 
 
 def get_output_classes(dataset_or_iterator):
+    """The `output_classes` of a dataset or iterator."""
     return dataset_or_iterator.output_classes
 
 
 def make_one_shot_iterator(dataset):
+    """`dataset.make_one_shot_iterator()`, as tf.data's function."""
     return dataset.make_one_shot_iterator()
 
 
 def make_initializable_iterator(dataset, shared_name=None):
+    """`dataset.make_initializable_iterator()`, as tf.data's function."""
     return dataset.make_initializable_iterator(shared_name)

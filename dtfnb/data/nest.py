@@ -5,10 +5,12 @@ Flattening walks tuples in order and dicts by sorted key, as TensorFlow's nest d
 
 
 def is_sequence(value):
+    """Whether `value` is a structure of tf.data (tuple or dict); a list is a single component."""
     return isinstance(value, (tuple, dict))
 
 
 def flatten(structure):
+    """The leaves of `structure` in order (dict values by sorted key), as a list."""
     if isinstance(structure, dict):
         return [leaf for key in sorted(structure) for leaf in flatten(structure[key])]
     if isinstance(structure, tuple):
@@ -33,6 +35,7 @@ def pack_sequence_as(structure, flat):
 
 
 def map_structure(fn, structure):
+    """Applies `fn` to each leaf of `structure`, and returns the results in its shape."""
     return pack_sequence_as(structure, [fn(leaf) for leaf in flatten(structure)])
 
 

@@ -88,6 +88,7 @@ class Cluster:
         self._lock = threading.Lock()
 
     def step_ran(self):
+        """Counts one more step run, by any session, for the task's health events."""
         with self._lock:
             self.steps_run += 1
 
@@ -154,9 +155,11 @@ class MasterSession:
 
     @property
     def device_filters(self):
+        """The device filters of the session's ConfigProto: the devices it may place on."""
         return self._config.device_filters
 
     def extend(self, graph_def):
+        """Adds the nodes and functions of `graph_def` that the session does not have yet."""
         self.last_used = time.monotonic()
         with self._lock:
             for node in nodes_from_graph_def(graph_def, known=self._nodes):
@@ -466,12 +469,14 @@ class Master(MasterInterface):
         return handle
 
     def session(self, handle):
+        """The MasterSession of `handle`; AbortedError if there is none."""
         session = self._sessions.get(handle)
         if session is None:
             raise AbortedError(None, None, f"Session {handle} is not found.")
         return session
 
     def extend_session(self, handle, graph_def):
+        """Adds the nodes of `graph_def` (those the client made since) to a session."""
         self.session(handle).extend(graph_def)
 
     def run_step(self, handle, feeds, fetches, targets, options=None, run_metadata=None):
@@ -479,13 +484,17 @@ class Master(MasterInterface):
         return self.session(handle).run(feeds, fetches, targets, options, run_metadata)
 
     def active_steps(self):
+        """The number of steps running now, in every session."""
         return sum(len(session._active_steps) for session in list(self._sessions.values()))
 
     @property
     def steps_run(self):
+        """The number of steps run so far, by every session."""
         return self._cluster.steps_run
 
     def close_session(self, handle):
+        """Closes a session: cancels its steps and frees its graphs on every task; AbortedError if
+        it is unknown."""
         with self._lock:
             session = self._sessions.pop(handle, None)
         if session is None:
@@ -521,6 +530,7 @@ class Master(MasterInterface):
 
 
 def local_task_spec(job="localhost", task=0):
+    """The DeviceSpec of task `task` of `job` ("/job:localhost/replica:0/task:0" by default)."""
     return DeviceSpec(job, 0, task)
 
 

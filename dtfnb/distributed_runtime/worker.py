@@ -151,6 +151,7 @@ class Worker(WorkerInterface):
         threadpoolctl.threadpool_limits(blas_threads, user_api="blas")
 
     def list_devices(self):
+        """The task's devices."""
         return list(self.devices.values())
 
     def register_graph(self, session_handle, partitions, config=None, library=(),
@@ -258,11 +259,13 @@ class Worker(WorkerInterface):
             step.abort(error)
 
     def deregister_session(self, session_handle):
+        """Forgets every graph of a session."""
         with self._lock:
             for handle in [h for h, g in self._graphs.items() if g.session == session_handle]:
                 del self._graphs[handle]
 
     def reset(self, containers):
+        """Frees the resources of `containers` on the task's devices."""
         for device in self.devices.values():
             for container in containers:
                 device.resource_mgr.cleanup(container)

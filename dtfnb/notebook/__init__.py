@@ -14,12 +14,14 @@ __all__ = ["ClusterView", "LocalCluster", "PlacementView", "QueueMonitor", "Stal
 
 
 def load_ipython_extension(shell):
+    """`%load_ext dtfnb`: registers the magics and displays, and starts the panel in a kernel."""
     from dtfnb.notebook import magics
 
     magics.load(shell)
 
 
 def unload_ipython_extension(shell):
+    """`%unload_ext dtfnb`: removes what `load_ipython_extension` registered."""
     from dtfnb.notebook import magics
 
     magics.unload(shell)

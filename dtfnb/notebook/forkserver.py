@@ -44,10 +44,13 @@ class ForkedProcess:
         self.returncode = None
 
     def poll(self):
+        """The exit status if the process has ended, else None (as Popen.poll)."""
         self._server.receive(0)
         return self.returncode
 
     def wait(self, timeout=None):
+        """Waits until the process ends and returns its exit status; TimeoutExpired after `timeout`
+        seconds."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while self.poll() is None:
             left = None if deadline is None else deadline - time.monotonic()
@@ -57,10 +60,12 @@ class ForkedProcess:
         return self.returncode
 
     def send_signal(self, signum):
+        """Sends `signum` to the process, if it is still running."""
         if self.poll() is None:
             os.kill(self.pid, signum)
 
     def kill(self):
+        """Kills the process with SIGKILL."""
         self.send_signal(signal.SIGKILL)
 
 
@@ -82,6 +87,7 @@ class ForkServer:
         self._lock = threading.Lock()
 
     def alive(self):
+        """Whether the fork server process is still running."""
         return self.process.poll() is None
 
     def close(self, timeout=3.0):

@@ -55,6 +55,7 @@ class Task:
 
     @property
     def name(self):
+        """The task's device name prefix, "/job:<job>/replica:0/task:<index>"."""
         return f"/job:{self.job}/replica:0/task:{self.index}"
 
     @property
@@ -71,6 +72,8 @@ class Task:
         return "serving" if self._serving else "starting"
 
     def start(self, cluster_json, flags):
+        """Starts the task's server process from the fork server, and a thread that reads its
+        output."""
         self._stop_requested = False
         self._serving = False
         self.process = fork_server().spawn(
@@ -93,6 +96,8 @@ class Task:
         return self._serving
 
     def send(self, signum):
+        """Sends `signum` to the task's process if it is running (SIGTERM marks it as asked to
+        stop)."""
         if self.process is not None and self.process.poll() is None:
             self._stop_requested = self._stop_requested or signum == signal.SIGTERM
             self.process.send_signal(signum)
@@ -159,6 +164,7 @@ class LocalCluster:
         return self._task(job, task).state
 
     def pid(self, job, task=0):
+        """The process id of task `task` of `job`, or None if it was not started."""
         process = self._task(job, task).process
         return None if process is None else process.pid
 

@@ -41,6 +41,8 @@ class Panel:
         self._thread = None
 
     def start(self):
+        """Opens the panel's comm, sends the first snapshot, and starts the thread that sends
+        changes."""
         comm.get_comm_manager().register_target(TARGET, self._opened_by_frontend)
         snapshot = self.snapshot()
         self._add(comm.create_comm(target_name=TARGET, data=snapshot))
@@ -50,6 +52,7 @@ class Panel:
         self._thread.start()
 
     def stop(self):
+        """Stops sending changes and closes the panel's comms."""
         self._stopped.set()
         if self._thread is not None:
             self._thread.join(5.0)

@@ -89,6 +89,7 @@ class Progress:
         return f"<progress {self.description!r}{total}>"
 
     def count(self):
+        """The count as shown: "n/total", or "n" without a total."""
         return f"{self.n}/{self.total}" if self.total is not None else str(self.n)
 
 

@@ -27,6 +27,7 @@ def _table(header, rows, cls):
 
 
 def cluster_spec_html(spec):
+    """A tf.train.ClusterSpec as an HTML table of its jobs, tasks and addresses."""
     rows = [(job, index, spec.task_address(job, index))
             for job in spec.jobs for index in spec.task_indices(job)]
     return "<b>tf.train.ClusterSpec</b>" + _table(("job", "task", "address"), rows,
@@ -34,6 +35,7 @@ def cluster_spec_html(spec):
 
 
 def local_cluster_html(cluster):
+    """A LocalCluster as HTML: its tasks, their states and targets."""
     rows = [(task.name, task.state, f"grpc://{task.address}") for task in cluster.tasks]
     devices = f"{cluster.cpus} CPU" + (f", {cluster.gpus} emulated GPU" if cluster.gpus else "")
     return (f"<b>LocalCluster {escape(cluster.name)}</b> ({escape(devices)} per task)"
@@ -41,6 +43,7 @@ def local_cluster_html(cluster):
 
 
 def server_html(server):
+    """A tf.train.Server as one line of HTML: its task, target and state."""
     server_def = server.server_def
     task = task_name(server_def.job_name, server_def.task_index)
     state = "stopped" if server.stopped.is_set() else "serving"
@@ -49,6 +52,7 @@ def server_html(server):
 
 
 def session_text(session):
+    """A tf.Session's plain-text repr: the size of its graph and where it runs."""
     where = "this process" if not session.sess_str else "a cluster master"
     closed = ", closed" if session._closed else ""
     return f"<tf.Session of a graph of {len(session.graph.get_operations())} ops, on {where}" \
@@ -56,16 +60,19 @@ def session_text(session):
 
 
 def session_html(session):
+    """A tf.Session as one line of HTML: its target and the size of its graph."""
     target = session.sess_str or "in-process"
     return (f"<b>tf.Session</b> on <code>{escape(target)}</code>, graph of "
             f"{len(session.graph.get_operations())} ops{', closed' if session._closed else ''}")
 
 
 def graph_text(graph):
+    """A tf.Graph's plain-text repr: its number of ops."""
     return f"<tf.Graph of {len(graph.get_operations())} ops>"
 
 
 def graph_html(graph):
+    """A tf.Graph as HTML: a table of its first ops, with their types and devices."""
     ops = graph.get_operations()
     rows = [(op.name, op.type, op.device) for op in ops[:_OPS_SHOWN]]
     more = f"<i>... and {len(ops) - _OPS_SHOWN} more</i>" if len(ops) > _OPS_SHOWN else ""
@@ -74,6 +81,7 @@ def graph_html(graph):
 
 
 def operation_html(op):
+    """A tf.Operation as HTML: its name, type, device, inputs and outputs."""
     inputs = ", ".join(t.name for t in op.inputs) or "none"
     outputs = ", ".join(f"{t.name} {t.dtype.name} {t.shape}" for t in op.outputs) or "none"
     return (f"<b>tf.Operation</b> <code>{escape(op.name)}</code> ({escape(op.type)}) on "
@@ -82,17 +90,20 @@ def operation_html(op):
 
 
 def tensor_html(tensor):
+    """A tf.Tensor as one line of HTML: its name, dtype, shape, producer and device."""
     return (f"<b>tf.Tensor</b> <code>{escape(tensor.name)}</code> {escape(tensor.dtype.name)}"
             f" shape {escape(tensor.shape)} from {escape(tensor.op.type)} on "
             f"<code>{escape(tensor.device or 'any device')}</code>")
 
 
 def queue_text(queue):
+    """A queue's plain-text repr: its class, name and component dtypes."""
     dtypes = ", ".join(d.name for d in queue.dtypes)
     return f"<tf.{type(queue).__name__} '{queue.name}' dtypes=[{dtypes}]>"
 
 
 def queue_html(queue):
+    """A queue as HTML: its name, device and a table of its components."""
     components = [(queue.names[i] if queue.names else i, d.name, queue.shapes[i])
                   for i, d in enumerate(queue.dtypes)]
     return (f"<b>tf.{type(queue).__name__}</b> <code>{escape(queue.name)}</code> on "
@@ -109,6 +120,7 @@ TEXT = {BaseSession: lambda s, p, cycle: p.text(session_text(s)),
 
 
 def register(shell):
+    """Makes IPython display dtfnb's objects with the renderers of HTML and TEXT."""
     formatters = shell.display_formatter.formatters
     for cls, render in HTML.items():
         formatters["text/html"].for_type(cls, render)
@@ -117,6 +129,7 @@ def register(shell):
 
 
 def unregister(shell):
+    """Removes the renderers `register` added."""
     formatters = shell.display_formatter.formatters
     for mime, table in (("text/html", HTML), ("text/plain", TEXT)):
         for cls in table:

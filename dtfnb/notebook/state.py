@@ -20,6 +20,7 @@ class Placement:
         self.emulated = set()
 
     def apply(self, event):
+        """Folds in a PlacementEvent (others are ignored); a new session's placement starts over."""
         if event.WhichOneof("kind") != "placement":
             return
         placement = event.placement
@@ -32,6 +33,7 @@ class Placement:
             self.nodes[node.name] = node
 
     def devices(self):
+        """The devices the placed nodes were assigned to, sorted."""
         return sorted({node.assigned_device for node in self.nodes.values()})
 
     def edges(self):
@@ -65,11 +67,13 @@ class Rate:
         self._samples = collections.deque()
 
     def add(self, time, total):
+        """Records that the total was `total` at `time` (seconds)."""
         self._samples.append((time, total))
         while self._samples and self._samples[0][0] < time - _RATE_WINDOW:
             self._samples.popleft()
 
     def per_second(self):
+        """The total's growth per second over the samples kept, 0.0 with fewer than two."""
         if len(self._samples) < 2:
             return 0.0
         (t0, n0), (t1, n1) = self._samples[0], self._samples[-1]
@@ -84,6 +88,7 @@ class Queues:
         self._rates = collections.defaultdict(lambda: (Rate(), Rate()))
 
     def apply(self, event):
+        """Folds in a QueueEvent (others are ignored): the queue's fill level and its rates."""
         if event.WhichOneof("kind") != "queue":
             return
         queue = event.queue
@@ -115,6 +120,7 @@ class Staleness:
         self._seen = set()
 
     def apply(self, event):
+        """Folds in a VariableUpdateEvent (others are ignored), once per gradient."""
         if event.WhichOneof("kind") != "variable_update":
             return
         update = event.variable_update
@@ -131,6 +137,7 @@ class Staleness:
                                         update.loss))
 
     def workers(self):
+        """The workers that have applied or dropped a gradient, sorted."""
         return sorted(set(self.points) | set(self.dropped))
 
     def has_loss(self):
@@ -147,6 +154,7 @@ class Tasks:
         self.traces = collections.deque(maxlen=traces)   # StepEvents with step stats
 
     def apply(self, event):
+        """Folds in a HealthEvent or a StepEvent with step stats (others are ignored)."""
         kind = event.WhichOneof("kind")
         if kind == "health":
             self.health[event.task] = event.health

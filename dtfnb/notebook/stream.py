@@ -84,6 +84,8 @@ class Feed:
             self._on_events(events)
 
     def start(self):
+        """Starts the stream readers (those `drain()` did not) and the thread that hands events on.
+        """
         for reader in self._readers:
             if reader.ident is None:   # not started by drain()
                 reader.start()

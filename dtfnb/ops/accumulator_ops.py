@@ -79,14 +79,17 @@ class ConditionalAccumulatorBase:
 
     @property
     def accumulator_ref(self):
+        """The accumulator's handle: the tensor the accumulator's ops take as their first input."""
         return self._accumulator_ref
 
     @property
     def name(self):
+        """The name of the accumulator's op."""
         return self._accumulator_ref.op.name
 
     @property
     def dtype(self):
+        """The dtype of the values the accumulator averages."""
         return self._dtype
 
     def _graph(self):

@@ -53,6 +53,7 @@ def placeholder(dtype, shape=None, name=None):
 
 
 def placeholder_with_default(input, shape, name=None):  # noqa: A002 - TensorFlow's name
+    """A placeholder op that passes through `input` when its output is not fed."""
     value = convert_to_tensor(input)
     return make_tensor("PlaceholderWithDefault", [value], value.dtype,
                        name=name or "PlaceholderWithDefault",
@@ -81,6 +82,7 @@ def sparse_placeholder(dtype, shape=None, name=None):
 
 
 def identity(input, name=None):  # noqa: A002 - TensorFlow's name
+    """A tensor with the same shape and contents as `input` (a ref input is read)."""
     value = convert_to_tensor(input)
     return make_tensor("Identity", [value], value.dtype.base_dtype, name=name or "Identity",
                        attrs={"T": value.dtype.base_dtype})
@@ -130,6 +132,8 @@ def _shape_like(op_type, input, name, out_type, optimize):  # noqa: A002
 
 
 def shape(input, name=None, out_type=dtypes.int32, optimize=True):  # noqa: A002
+    """The shape of `input` as a 1-D tensor of `out_type` (a constant when it is known and
+    `optimize`)."""
     if isinstance(input, SparseTensor):  # its dense_shape, as `out_type`
         with graph_of(input.dense_shape).name_scope(name or "Shape"):
             dense_shape = input.dense_shape
@@ -140,10 +144,12 @@ def shape(input, name=None, out_type=dtypes.int32, optimize=True):  # noqa: A002
 
 
 def size(input, name=None, out_type=dtypes.int32, optimize=True):  # noqa: A002
+    """The number of elements of `input`, as a scalar of `out_type`."""
     return _shape_like("Size", input, name, out_type, optimize)
 
 
 def rank(input, name=None, optimize=True):  # noqa: A002
+    """The number of dimensions of `input`, as a scalar int32."""
     return _shape_like("Rank", input, name, dtypes.int32, optimize)
 
 
@@ -178,6 +184,7 @@ define_op("Reshape", _reshape_shape)
 
 
 def reshape(tensor, shape, name=None):
+    """Reshapes `tensor` to `shape`; one dimension of `shape` may be -1, to be inferred."""
     with op_scope("Reshape", name, tensor, shape) as scope:
         tensor = convert_to_tensor(tensor, name="tensor")
         shape = int_tensor(shape, name="shape")
@@ -213,6 +220,7 @@ define_op("ExpandDims", _expand_dims_shape)
 
 
 def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002 - TensorFlow's name
+    """Inserts a dimension of size 1 at index `axis` (`dim` is its older spelling)."""
     if axis is None:
         axis = dim
     with op_scope("ExpandDims", name, input, axis) as scope:
@@ -253,6 +261,8 @@ define_op("Squeeze", _squeeze_shape)
 
 
 def squeeze(input, axis=None, name=None, squeeze_dims=None):  # noqa: A002
+    """Removes dimensions of size 1: those in `axis`, else all (`squeeze_dims` is its older
+    spelling)."""
     if axis is None:
         axis = squeeze_dims
     if isinstance(axis, int):
@@ -330,6 +340,7 @@ define_op("Unpack", _unpack_shape)
 
 
 def unstack(value, num=None, axis=0, name="unstack"):
+    """Unpacks a rank-R tensor into `num` rank-(R-1) tensors along `axis`."""
     value = convert_to_tensor(value)
     if num is None:
         s = value.shape
@@ -385,6 +396,7 @@ define_op("ConcatV2", _concat_shape)
 
 
 def concat(values, axis, name="concat"):
+    """Concatenates `values` along dimension `axis`."""
     values = list(values)
     if len(values) == 1:  # TensorFlow checks the axis and returns an identity of the input
         with op_scope("concat", name, values) as scope:
@@ -514,6 +526,7 @@ NotDifferentiable("OnesLike")
 
 
 def fill(dims, value, name=None):
+    """A tensor of shape `dims` filled with the scalar `value`."""
     with op_scope("Fill", name, dims, value) as scope:
         dims = int_tensor(dims, name="dims")
         value = convert_to_tensor(value, name="value")
@@ -546,17 +559,20 @@ def _constant_or_fill(value, shape, dtype, name):
 
 
 def zeros(shape, dtype=dtypes.float32, name=None):
+    """A tensor of shape `shape` and `dtype` with every element zero ("" for strings)."""
     zero = "" if dtypes.as_dtype(dtype) is dtypes.string else False if dtype is dtypes.bool_ \
         else 0
     return _constant_or_fill(zero, shape, dtype, name or "zeros")
 
 
 def ones(shape, dtype=dtypes.float32, name=None):
+    """A tensor of shape `shape` and `dtype` with every element one."""
     return _constant_or_fill(True if dtype is dtypes.bool_ else 1, shape, dtype,
                              name or "ones")
 
 
 def zeros_like(tensor, dtype=None, name=None, optimize=True):
+    """A tensor of zeros with the shape of `tensor` (and its dtype, unless `dtype` is given)."""
     tensor = convert_to_tensor(tensor)
     dtype = dtypes.as_dtype(dtype or tensor.dtype).base_dtype
     if optimize and tensor.shape.is_fully_defined():
@@ -598,6 +614,8 @@ NotDifferentiable("OneHot")
 
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+    """A one-hot tensor: `on_value` at the positions `indices` give along a new `depth`-long axis,
+    `off_value` elsewhere."""
     with op_scope("one_hot", name, indices) as scope:
         # As TensorFlow: a given on_value or off_value is converted first and sets the
         # dtype (else float32); a missing one is made under its own name.

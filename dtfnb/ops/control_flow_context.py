@@ -19,6 +19,7 @@ LOOP_EXITS = ("Exit", "RefExit")
 
 
 def is_loop_constant_enter(op):
+    """Whether `op` enters a loop invariant (a constant Enter) into a loop's frame."""
     return op.type in LOOP_ENTERS and op.get_attr("is_constant")
 
 
@@ -31,6 +32,7 @@ def output_context(op):
 
 
 def op_in_context(op, context):
+    """Whether `op` was built in `context` or in a context nested within it."""
     found = op._get_control_flow_context()
     while found is not None:
         if found is context:
@@ -40,6 +42,7 @@ def op_in_context(op, context):
 
 
 def while_context_of(op):
+    """The innermost loop `op` was built in, or None."""
     context = op._get_control_flow_context()
     return None if context is None else context.get_while_context()
 
@@ -55,10 +58,12 @@ class ControlFlowContext:
         self._saved = []
 
     def enter(self):
+        """Makes this context the graph's current one (until `exit`)."""
         self._saved.append(self.graph._get_control_flow_context())
         self.graph._set_control_flow_context(self)
 
     def exit(self):
+        """Restores the context that was current before `enter`."""
         self.graph._set_control_flow_context(self._saved.pop())
 
     def exit_result(self, result):
@@ -67,12 +72,15 @@ class ControlFlowContext:
             self.outer_context._values.update(x.name for x in nest.flatten(result))
 
     def get_while_context(self):
+        """The innermost WhileContext this context is, or is nested in (None outside a loop)."""
         return None if self.outer_context is None else self.outer_context.get_while_context()
 
     def control_pivot(self):
+        """The tensor an op with no inputs here waits on (None at this level)."""
         return None
 
     def add_inner_op(self, op):
+        """Tells the enclosing contexts that `op` was built within them."""
         if self.outer_context is not None:
             self.outer_context.add_inner_op(op)
 
@@ -115,6 +123,7 @@ class CondContext(ControlFlowContext):
         pivot.op._set_control_flow_context(self)
 
     def control_pivot(self):
+        """The branch's pivot: the Switch output that is live only when the branch is taken."""
         return self.pivot
 
     def add_value(self, val):
@@ -141,6 +150,8 @@ class CondContext(ControlFlowContext):
         return result
 
     def add_op(self, op):
+        """Joins `op` to this branch: outer inputs come through a Switch, and an op with no inputs
+        waits on the pivot."""
         if not op.inputs:
             self._remove_external_control_edges(op)
             if not any(op_in_context(x, self) for x in op.control_inputs):
@@ -208,9 +219,12 @@ class WhileContext(ControlFlowContext):
         self.loop_exits = []
 
     def get_while_context(self):
+        """This loop is its own innermost loop."""
         return self
 
     def control_pivot(self):
+        """The tensor an op with no inputs waits on: the body's pivot, or the predicate's before the
+        body is built."""
         return self._pivot_for_body if self._pivot_for_body is not None \
             else self._pivot_for_pred
 
@@ -235,6 +249,8 @@ class WhileContext(ControlFlowContext):
         return result
 
     def add_op(self, op):
+        """Joins `op` to the loop: outer inputs enter the frame as constants, and outer control
+        inputs become data through an Identity."""
         if not op.inputs:
             internal, external = self._remove_external_control_edges(op)
             if not internal:
@@ -285,6 +301,8 @@ class WhileContext(ControlFlowContext):
             self.graph._record_control_seen(x.op)
 
     def build_loop(self, pred, body, loop_vars, shape_invariants, return_same_structure):
+        """Builds the loop's Enter, Merge, Switch, NextIteration and Exit ops around `pred` and
+        `body`; returns the Exit tensors in the structure of `loop_vars`."""
         flat_vars = [convert_to_tensor(x) for x in nest.flatten(loop_vars)]
         structure = nest.pack_sequence_as(loop_vars, flat_vars)
         flat_invariants = [x.shape for x in flat_vars] if shape_invariants is None \

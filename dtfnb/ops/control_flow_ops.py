@@ -17,6 +17,7 @@ NotDifferentiable("Assert")
 
 
 def no_op(name=None):
+    """An op that does nothing: a node for control dependencies to meet at."""
     return make_op("NoOp", [], [], name=name or "NoOp")
 
 
@@ -166,6 +167,7 @@ def switch(data, pred, dtype=None, name=None):
 
 
 def ref_switch(data, pred, name=None):
+    """Forwards the ref `data` to output 1 if `pred` is true, else to output 0."""
     return _switch("RefSwitch", data, pred, name or "RefSwitch")
 
 

@@ -108,22 +108,27 @@ class QueueBase:
 
     @property
     def queue_ref(self):
+        """The queue's resource handle: the tensor the queue's ops take as their first input."""
         return self._queue_ref
 
     @property
     def name(self):
+        """The name of the queue's op."""
         return self._queue_ref.op.name
 
     @property
     def dtypes(self):
+        """The dtypes of the components of an element."""
         return self._dtypes
 
     @property
     def shapes(self):
+        """The shapes of the components of an element (unknown shapes if none were given)."""
         return self._shapes
 
     @property
     def names(self):
+        """The names of the components of an element, if the queue was built with names."""
         return self._names
 
     def _check_enqueue_dtypes(self, vals):
@@ -212,10 +217,12 @@ class QueueBase:
                        attrs={"cancel_pending_enqueues": bool(cancel_pending_enqueues)})
 
     def is_closed(self, name=None):
+        """A bool tensor: whether the queue has been closed."""
         return make_tensor("QueueIsClosedV2", [self._queue_ref], _dtypes.bool_,
                            name=name or f"{self._name}_Is_Closed")
 
     def size(self, name=None):
+        """A scalar int32 tensor: the number of elements in the queue."""
         return make_tensor("QueueSizeV2", [self._queue_ref], _dtypes.int32,
                            name=name or f"{self._name}_Size")
 

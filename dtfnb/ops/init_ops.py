@@ -28,10 +28,12 @@ class Initializer:
         raise NotImplementedError
 
     def get_config(self):
+        """The initializer's arguments as a JSON-serializable dict."""
         return {}
 
     @classmethod
     def from_config(cls, config):
+        """Builds an initializer from the dict `get_config` returned."""
         return cls(**config)
 
 
@@ -44,6 +46,7 @@ class Zeros(Initializer):
         return array_ops.zeros(shape, dtype or self.dtype)
 
     def get_config(self):
+        """The initializer's arguments as a JSON-serializable dict."""
         return {"dtype": self.dtype.name}
 
 
@@ -56,6 +59,7 @@ class Ones(Initializer):
         return array_ops.ones(shape, dtype or self.dtype)
 
     def get_config(self):
+        """The initializer's arguments as a JSON-serializable dict."""
         return {"dtype": self.dtype.name}
 
 
@@ -76,6 +80,7 @@ class Constant(Initializer):
                         verify_shape=verify)
 
     def get_config(self):
+        """The initializer's arguments as a JSON-serializable dict."""
         return {"value": self.value, "dtype": self.dtype.name}
 
 
@@ -90,6 +95,7 @@ class RandomUniform(Initializer):
                                          seed=self.seed)
 
     def get_config(self):
+        """The initializer's arguments as a JSON-serializable dict."""
         return {"minval": self.minval, "maxval": self.maxval, "seed": self.seed,
                 "dtype": self.dtype.name}
 
@@ -105,6 +111,7 @@ class RandomNormal(Initializer):
                                         seed=self.seed)
 
     def get_config(self):
+        """The initializer's arguments as a JSON-serializable dict."""
         return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed,
                 "dtype": self.dtype.name}
 
@@ -175,6 +182,7 @@ class VarianceScaling(Initializer):
         return random_ops.random_uniform(shape, -limit, limit, dtype, seed=self.seed)
 
     def get_config(self):
+        """The initializer's arguments as a JSON-serializable dict."""
         return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution,
                 "seed": self.seed, "dtype": self.dtype.name}
 
@@ -186,6 +194,7 @@ class GlorotUniform(VarianceScaling):
         super().__init__(1.0, "fan_avg", "uniform", seed, dtype)
 
     def get_config(self):
+        """The initializer's arguments as a JSON-serializable dict."""
         return {"seed": self.seed, "dtype": self.dtype.name}
 
 
@@ -196,22 +205,27 @@ class GlorotNormal(VarianceScaling):
         super().__init__(1.0, "fan_avg", "truncated_normal", seed, dtype)
 
     def get_config(self):
+        """The initializer's arguments as a JSON-serializable dict."""
         return {"seed": self.seed, "dtype": self.dtype.name}
 
 
 def he_normal(seed=None):
+    """He's normal initializer: a truncated normal with stddev `sqrt(2 / fan_in)`."""
     return VarianceScaling(2.0, "fan_in", "truncated_normal", seed)
 
 
 def he_uniform(seed=None):
+    """He's uniform initializer: uniform in `[-limit, limit]` with `limit = sqrt(6 / fan_in)`."""
     return VarianceScaling(2.0, "fan_in", "uniform", seed)
 
 
 def lecun_normal(seed=None):
+    """LeCun's normal initializer: a truncated normal with stddev `sqrt(1 / fan_in)`."""
     return VarianceScaling(1.0, "fan_in", "truncated_normal", seed)
 
 
 def lecun_uniform(seed=None):
+    """LeCun's uniform initializer: uniform in `[-limit, limit]` with `limit = sqrt(3 / fan_in)`."""
     return VarianceScaling(1.0, "fan_in", "uniform", seed)
 
 

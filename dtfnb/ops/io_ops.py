@@ -73,10 +73,12 @@ class ReaderBase:
 
     @property
     def reader_ref(self):
+        """The reader's resource handle: the tensor the reader's ops take as their first input."""
         return self._reader_ref
 
     @property
     def supports_serialize(self):
+        """Whether the reader's state can be saved and restored."""
         return self._supports_serialize
 
     def read(self, queue, name=None):
@@ -95,10 +97,12 @@ class ReaderBase:
         return ReaderReadUpToV2(*op.outputs)
 
     def num_records_produced(self, name=None):
+        """An int64 tensor: the number of records the reader has produced so far."""
         return make_tensor("ReaderNumRecordsProducedV2", [self._reader_ref], dtypes.int64,
                            name=name or "ReaderNumRecordsProducedV2")
 
     def num_work_units_completed(self, name=None):
+        """An int64 tensor: the number of work units (files) the reader has finished."""
         return make_tensor("ReaderNumWorkUnitsCompletedV2", [self._reader_ref], dtypes.int64,
                            name=name or "ReaderNumWorkUnitsCompletedV2")
 

@@ -46,6 +46,7 @@ def _broadcast_shape_fn(op):
 
 
 def binary_op(op_type, x, y, name, out_dtype=None, attrs=None):
+    """Builds a two-input elementwise op of `op_type`, with `x` and `y` converted to one dtype."""
     # As TensorFlow's op helper: the op's name is a scope, so a converted operand
     # is named like "Mul/y".
     with op_scope(op_type, name, x, y) as scope:
@@ -86,6 +87,7 @@ def _unary(op_type, py_name):
 
 
 def unary_op(op_type, x, name, out_dtype=None):
+    """Builds a one-input elementwise op of `op_type` on `x`."""
     x = convert_to_tensor(x)
     return make_tensor(op_type, [x], out_dtype or x.dtype.base_dtype, name=name or op_type,
                        attrs={"T": x.dtype.base_dtype})
@@ -111,6 +113,7 @@ define_op("BroadcastTo", _broadcast_to_shape)
 
 
 def broadcast_to(input, shape, name=None):  # noqa: A002 - TensorFlow's name
+    """Broadcasts `input` to `shape`, as numpy does (tf.broadcast_to)."""
     with op_scope("BroadcastTo", name, input, shape) as scope:
         value = convert_to_tensor(input, name="input")
         shape = int_tensor(shape, name="shape")
@@ -225,6 +228,7 @@ def truediv(x, y, name=None):
 
 
 def divide(x, y, name=None):
+    """Computes Python-style division of `x` by `y` (true division)."""
     return truediv(x, y, name=name)
 
 
@@ -237,6 +241,7 @@ def div(x, y, name=None):
 
 
 def floordiv(x, y, name=None):
+    """Divides `x` by `y`, rounding towards the most negative integer."""
     with graph_of(x, y).name_scope(name or "floordiv") as scope:
         return binary_op("FloorDiv", x, y, scope)
 
@@ -448,16 +453,19 @@ def _logical_inputs(x, y):
 
 
 def logical_and(x, y, name=None):
+    """Elementwise truth of `x AND y`, with broadcasting."""
     x, y = _logical_inputs(x, y)
     return make_tensor("LogicalAnd", [x, y], dtypes.bool_, name=name or "LogicalAnd")
 
 
 def logical_or(x, y, name=None):
+    """Elementwise truth of `x OR y`, with broadcasting."""
     x, y = _logical_inputs(x, y)
     return make_tensor("LogicalOr", [x, y], dtypes.bool_, name=name or "LogicalOr")
 
 
 def logical_not(x, name=None):
+    """Elementwise truth of `NOT x`."""
     x = convert_to_tensor(x, dtype=dtypes.bool_)
     return make_tensor("LogicalNot", [x], dtypes.bool_, name=name or "LogicalNot")
 
@@ -523,36 +531,47 @@ def _reduce(op_type, input_tensor, axis, keepdims, name, reduction_indices, keep
 
 def reduce_sum(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
                keep_dims=None):
+    """Sums the elements of a tensor over `axis` (all axes if None).
+
+    As in TensorFlow 1, `reduction_indices` and `keep_dims` are older spellings of `axis` and
+    `keepdims`.
+    """
     return _reduce("Sum", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
 
 
 def reduce_mean(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
                 keep_dims=None):
+    """Averages the elements of a tensor over `axis` (all axes if None)."""
     return _reduce("Mean", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
 
 
 def reduce_max(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
                keep_dims=None):
+    """The maximum of the elements of a tensor over `axis` (all axes if None)."""
     return _reduce("Max", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
 
 
 def reduce_min(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
                keep_dims=None):
+    """The minimum of the elements of a tensor over `axis` (all axes if None)."""
     return _reduce("Min", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
 
 
 def reduce_prod(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
                 keep_dims=None):
+    """Multiplies the elements of a tensor over `axis` (all axes if None)."""
     return _reduce("Prod", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
 
 
 def reduce_any(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
                keep_dims=None):
+    """The logical OR of a bool tensor's elements over `axis` (all axes if None)."""
     return _reduce("Any", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
 
 
 def reduce_all(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
                keep_dims=None):
+    """The logical AND of a bool tensor's elements over `axis` (all axes if None)."""
     return _reduce("All", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
 
 
@@ -659,10 +678,12 @@ def _arg(op_type, input, axis, name, dimension, output_type):  # noqa: A002
 
 
 def argmax(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002
+    """The index of the largest value along `axis` (`dimension` is its older spelling)."""
     return _arg("ArgMax", input, axis, name, dimension, output_type)
 
 
 def argmin(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002
+    """The index of the smallest value along `axis` (`dimension` is its older spelling)."""
     return _arg("ArgMin", input, axis, name, dimension, output_type)
 
 
@@ -672,6 +693,7 @@ define_op("Cast", lambda op: [op.inputs[0].shape])
 
 
 def cast(x, dtype, name=None):
+    """Casts a tensor to `dtype`; a tensor already of that dtype is returned as it is."""
     dtype = dtypes.as_dtype(dtype).base_dtype
     with graph_of(x).name_scope(name or "Cast") as scope:  # a Python x becomes Cast/x
         x = convert_to_tensor(x, name="x")
@@ -682,18 +704,22 @@ def cast(x, dtype, name=None):
 
 
 def to_float(x, name="ToFloat"):
+    """Casts a tensor to float32 (deprecated in TensorFlow: use `tf.cast`)."""
     return cast(x, dtypes.float32, name=name)
 
 
 def to_double(x, name="ToDouble"):
+    """Casts a tensor to float64 (deprecated in TensorFlow: use `tf.cast`)."""
     return cast(x, dtypes.float64, name=name)
 
 
 def to_int32(x, name="ToInt32"):
+    """Casts a tensor to int32 (deprecated in TensorFlow: use `tf.cast`)."""
     return cast(x, dtypes.int32, name=name)
 
 
 def to_int64(x, name="ToInt64"):
+    """Casts a tensor to int64 (deprecated in TensorFlow: use `tf.cast`)."""
     return cast(x, dtypes.int64, name=name)
 
 

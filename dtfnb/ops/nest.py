@@ -6,6 +6,7 @@ where two differ in TensorFlow's words.
 
 
 def is_nested(value):
+    """Whether `value` is a structure (list, tuple or dict) rather than a leaf."""
     return isinstance(value, (list, tuple, dict))
 
 
@@ -17,16 +18,19 @@ def _children(value):
 
 
 def flatten(structure):
+    """The leaves of `structure` in order (dict values by sorted key), as a list."""
     if not is_nested(structure):
         return [structure]
     return [leaf for child in _children(structure) for leaf in flatten(child)]
 
 
 def map_structure(fn, structure):
+    """Applies `fn` to each leaf of `structure`, and returns the results in its shape."""
     return pack_sequence_as(structure, [fn(x) for x in flatten(structure)])
 
 
 def pack_sequence_as(structure, flat):
+    """Puts the leaves of `flat` back into the shape of `structure`."""
     flat = list(flat)
     packed, used = _pack(structure, flat, 0)
     if used != len(flat):

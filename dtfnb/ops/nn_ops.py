@@ -88,6 +88,7 @@ def sigmoid(x, name=None):
 
 
 def tanh(x, name=None):
+    """Computes the hyperbolic tangent of `x`, elementwise."""
     return _unary("Tanh", x, name)
 
 

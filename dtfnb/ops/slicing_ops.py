@@ -53,6 +53,7 @@ NotDifferentiable("InvertPermutation")
 
 
 def transpose(a, perm=None, name="transpose", conjugate=False):
+    """Permutes the dimensions of `a` by `perm` (reversed if None)."""
     with op_scope("transpose", name, a) as scope:
         a = convert_to_tensor(a, name="a")
         if perm is None:
@@ -67,6 +68,7 @@ def transpose(a, perm=None, name="transpose", conjugate=False):
 
 
 def invert_permutation(x, name=None):
+    """The inverse of the permutation `x`: `y[x[i]] = i`."""
     x = int_tensor(x)
     return make_tensor("InvertPermutation", [x], x.dtype, name=name or "InvertPermutation",
                        attrs={"T": x.dtype})
@@ -99,6 +101,7 @@ define_op("Tile", _tile_shape)
 
 
 def tile(input, multiples, name=None):  # noqa: A002 - TensorFlow's name
+    """Repeats `input` `multiples[i]` times along each dimension `i`."""
     with op_scope("Tile", name, input, multiples) as scope:
         value = convert_to_tensor(input, name="input")
         multiples = int_tensor(multiples, name="multiples")
@@ -200,6 +203,8 @@ define_op("Slice", _slice_shape)
 
 
 def slice(input_, begin, size, name=None):  # noqa: A001 - TensorFlow's name
+    """Extracts a slice of `size` elements from `input_`, starting at `begin` (-1 in `size`: all the
+    rest)."""
     with op_scope("Slice", name, input_, begin, size) as scope:
         input_ = convert_to_tensor(input_, name="input")
         begin = int_tensor(begin, name="begin")
@@ -286,6 +291,13 @@ NotDifferentiable("StridedSliceGrad")
 
 def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, ellipsis_mask=0,
                   new_axis_mask=0, shrink_axis_mask=0, var=None, name=None):
+    """Extracts a strided slice of `input_`, as Python's `x[begin:end:strides]` per dimension.
+
+    The masks are bit fields, bit `i` for dimension `i` of the spec, as in TensorFlow: `begin_mask`
+    and `end_mask` ignore that begin or end (the full range), `ellipsis_mask` marks an ellipsis,
+    `new_axis_mask` a new axis of size 1, and `shrink_axis_mask` an index that removes its
+    dimension. `var` is accepted for TensorFlow's signature and not used.
+    """
     if strides is None:
         strides = constant_op.constant(np.ones(np.shape(begin), np.int32))
     masks = dict(zip(_MASKS, (begin_mask, end_mask, ellipsis_mask, new_axis_mask,
@@ -385,6 +397,7 @@ define_op("GatherV2", _gather_shape)
 
 
 def gather(params, indices, validate_indices=None, name=None, axis=0):
+    """Gathers slices of `params` along `axis` at the positions `indices` give."""
     with op_scope("GatherV2", name, params, indices) as scope:
         params = convert_to_tensor(params, name="params")
         indices = int_tensor(indices, name="indices")
@@ -432,6 +445,7 @@ define_op("UnsortedSegmentSum", _segment_sum_shape)
 
 
 def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
+    """Sums the rows of `data` by segment: `output[i]` sums the rows whose `segment_ids` are `i`."""
     data = convert_to_tensor(data)
     segment_ids = int_tensor(segment_ids)
     num_segments = int_tensor(num_segments)

@@ -51,6 +51,7 @@ for _op in ("VariableV2", "Assign", "AssignAdd", "AssignSub", "IsVariableInitial
 
 
 def variable_op_v2(shape, dtype, name="Variable", container="", shared_name=""):
+    """Creates a VariableV2 op: a ref tensor that holds state across steps."""
     dtype = dtypes.as_dtype(dtype).base_dtype
     return make_tensor("VariableV2", [], dtype._as_ref, name=name, attrs={
         "shape": as_shape(shape), "dtype": dtype, "container": container,
@@ -77,6 +78,7 @@ def _update(op_type, ref, value, name, attrs):
 
 
 def assign(ref, value, validate_shape=None, use_locking=None, name=None):
+    """Assigns `value` to the ref `ref`; returns `ref` once it holds the new value."""
     validate = True if validate_shape is None else bool(validate_shape)
     ref_tensor = getattr(ref, "_variable", ref)
     value_tensor = convert_to_tensor(value, dtype=ref_tensor.dtype.base_dtype)
@@ -90,14 +92,17 @@ def assign(ref, value, validate_shape=None, use_locking=None, name=None):
 
 
 def assign_add(ref, value, use_locking=None, name=None):
+    """Adds `value` to the ref `ref`; returns `ref` once it holds the new value."""
     return _update("AssignAdd", ref, value, name, {"use_locking": bool(use_locking)})
 
 
 def assign_sub(ref, value, use_locking=None, name=None):
+    """Subtracts `value` from the ref `ref`; returns `ref` once it holds the new value."""
     return _update("AssignSub", ref, value, name, {"use_locking": bool(use_locking)})
 
 
 def is_variable_initialized(ref, name=None):
+    """A bool tensor: whether the ref `ref` has been assigned a value yet."""
     ref = getattr(ref, "_variable", ref)
     _check_ref(ref, "IsVariableInitialized")
     return make_tensor("IsVariableInitialized", [ref], dtypes.bool_,

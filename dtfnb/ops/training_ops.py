@@ -54,17 +54,20 @@ def apply_op(op_type, refs, inputs, use_locking=False, name=None, **attrs):
 
 
 def apply_gradient_descent(var, alpha, delta, use_locking=False, name=None):
+    """Updates `var` by subtracting `alpha * delta` from it."""
     return apply_op("ApplyGradientDescent", [var], [alpha, delta], use_locking, name)
 
 
 def apply_momentum(var, accum, lr, grad, momentum, use_locking=False, use_nesterov=False,
                    name=None):
+    """Updates `var` with momentum: `accum = accum * momentum + grad; var -= lr * accum`."""
     return apply_op("ApplyMomentum", [var, accum], [lr, grad, momentum], use_locking, name,
                     use_nesterov=bool(use_nesterov))
 
 
 def apply_adam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad,
                use_locking=False, use_nesterov=False, name=None):
+    """Updates `var` by the Adam algorithm, `m` and `v` holding the moment estimates."""
     return apply_op("ApplyAdam", [var, m, v],
                     [beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad], use_locking,
                     name, use_nesterov=bool(use_nesterov))
@@ -72,17 +75,21 @@ def apply_adam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, g
 
 def apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad, use_locking=False,
                    name=None):
+    """Updates `var` by RMSProp: `ms` holds the mean square of the gradient, `mom` the momentum."""
     return apply_op("ApplyRMSProp", [var, ms, mom], [lr, rho, momentum, epsilon, grad],
                     use_locking, name)
 
 
 def apply_centered_rms_prop(var, mg, ms, mom, lr, rho, momentum, epsilon, grad,
                             use_locking=False, name=None):
+    """Updates `var` by centered RMSProp: as apply_rms_prop, normalized by the variance estimate
+    (`ms - mg**2`)."""
     return apply_op("ApplyCenteredRMSProp", [var, mg, ms, mom],
                     [lr, rho, momentum, epsilon, grad], use_locking, name)
 
 
 def apply_adagrad(var, accum, lr, grad, use_locking=False, update_slots=True, name=None):
+    """Updates `var` by Adagrad: `accum += grad**2; var -= lr * grad / sqrt(accum)`."""
     return apply_op("ApplyAdagrad", [var, accum], [lr, grad], use_locking, name,
                     update_slots=bool(update_slots))
 

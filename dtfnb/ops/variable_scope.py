@@ -195,6 +195,8 @@ def _get_default_variable_store():
 
 
 def get_variable_scope_store():
+    """The default graph's variable scope store: the current scope and how often each scope name was
+    opened."""
     return _store(get_default_graph(), _VARSCOPESTORE_KEY, _VariableScopeStore)
 
 
@@ -240,36 +242,47 @@ class VariableScope:
         self._reuse = True
 
     def set_initializer(self, initializer):
+        """Sets the default initializer of the variables created in this scope."""
         self._initializer = initializer
 
     def set_dtype(self, dtype):
+        """Sets the default dtype of the variables created in this scope."""
         self._dtype = dtype
 
     def set_regularizer(self, regularizer):
+        """Sets the default regularizer of the variables created in this scope."""
         self._regularizer = regularizer
 
     def set_caching_device(self, caching_device):
+        """Sets the default device the variables of this scope are read on."""
         self._caching_device = caching_device
 
     def set_partitioner(self, partitioner):
+        """Sets the default partitioner of the variables created in this scope."""
         self._partitioner = partitioner
 
     def set_custom_getter(self, custom_getter):
+        """Sets the function `get_variable` calls through in this scope."""
         self._custom_getter = custom_getter
 
     def set_use_resource(self, use_resource):
+        """Records whether this scope asks for resource variables (dtfnb makes ref ones)."""
         self._use_resource = use_resource
 
     def get_collection(self, name):
+        """The members of collection `name` whose names lie under this scope."""
         return get_default_graph().get_collection(name, self._name + "/" if self._name else "")
 
     def trainable_variables(self):
+        """The trainable variables created under this scope."""
         return self.get_collection(GraphKeys.TRAINABLE_VARIABLES)
 
     def global_variables(self):
+        """The global variables created under this scope."""
         return self.get_collection(GraphKeys.GLOBAL_VARIABLES)
 
     def local_variables(self):
+        """The local variables created under this scope."""
         return self.get_collection(GraphKeys.LOCAL_VARIABLES)
 
     def get_variable(self, var_store, name, shape=None, dtype=None, initializer=None,

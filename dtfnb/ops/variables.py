@@ -69,51 +69,64 @@ class Variable:
 
     @property
     def name(self):
+        """The name of this variable, as its VariableV2 op's output ("w:0")."""
         return self._variable.name
 
     @property
     def op(self):
+        """The VariableV2 `Operation` that holds this variable's state."""
         return self._variable.op
 
     @property
     def graph(self):
+        """The `Graph` this variable lives in."""
         return self._variable.graph
 
     @property
     def device(self):
+        """The device of this variable's op."""
         return self._variable.device
 
     @property
     def dtype(self):
+        """The reference `DType` of this variable (float32_ref for a float32 variable)."""
         return self._variable.dtype
 
     @property
     def shape(self):
+        """The `TensorShape` of this variable."""
         return self._variable.shape
 
     def get_shape(self):
+        """Alias of `Variable.shape`."""
         return self._variable.shape
 
     @property
     def trainable(self):
+        """Whether the variable is in the TRAINABLE_VARIABLES collection."""
         return self._trainable
 
     @property
     def constraint(self):
+        """The projection function applied after an optimizer update, or None."""
         return self._constraint
 
     @property
     def initializer(self):
+        """The assign operation that gives the variable its initial value."""
         return self._initializer_op
 
     @property
     def initial_value(self):
+        """The tensor the initializer assigns to the variable."""
         return self._initial_value
 
     def value(self):
+        """The snapshot of this variable (its "read" identity), which ops read it through."""
         return self._snapshot
 
     def read_value(self):
+        """A new read of the variable's value, for a read ordered by control dependencies."""
         return identity(self._variable, name="read")
 
     def _ref(self):
@@ -125,18 +138,22 @@ class Variable:
     # -- updates ------------------------------------------------------------------
 
     def assign(self, value, use_locking=False, name=None, read_value=True):
+        """Assigns `value` to the variable; the updated value, or the op if not `read_value`."""
         update = state_ops.assign(self._variable, value, use_locking=use_locking, name=name)
         return update if read_value else update.op
 
     def assign_add(self, delta, use_locking=False, name=None, read_value=True):
+        """Adds `delta` to the variable; the updated value, or the op if not `read_value`."""
         update = state_ops.assign_add(self._variable, delta, use_locking=use_locking, name=name)
         return update if read_value else update.op
 
     def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
+        """Subtracts `delta` from the variable; the updated value, or the op if not `read_value`."""
         update = state_ops.assign_sub(self._variable, delta, use_locking=use_locking, name=name)
         return update if read_value else update.op
 
     def count_up_to(self, limit):
+        """Increments the variable until it reaches `limit`, then raises OutOfRangeError."""
         return state_ops.count_up_to(self._variable, limit)
 
     def load(self, value, session=None):
@@ -150,6 +167,7 @@ class Variable:
         session.run(self._initializer_op, {self._initial_value: np.asarray(value)})
 
     def eval(self, session=None):
+        """Computes the variable's value in `session` (default: the default session)."""
         return self._variable.eval(session=session)
 
     def __repr__(self):
@@ -194,6 +212,7 @@ RefVariable = Variable
 # -- collections and initializers ---------------------------------------------------
 
 def global_variables(scope=None):
+    """The variables shared across tasks (the GLOBAL_VARIABLES collection), under `scope`."""
     return get_default_graph().get_collection(GraphKeys.GLOBAL_VARIABLES, scope)
 
 
@@ -201,24 +220,29 @@ all_variables = global_variables
 
 
 def local_variables(scope=None):
+    """The variables local to this process (the LOCAL_VARIABLES collection), under `scope`."""
     return get_default_graph().get_collection(GraphKeys.LOCAL_VARIABLES, scope)
 
 
 def trainable_variables(scope=None):
+    """The variables created with `trainable=True`, those optimizers update."""
     return get_default_graph().get_collection(GraphKeys.TRAINABLE_VARIABLES, scope)
 
 
 def model_variables(scope=None):
+    """The variables of the MODEL_VARIABLES collection, under `scope`."""
     return get_default_graph().get_collection(GraphKeys.MODEL_VARIABLES, scope)
 
 
 def variables_initializer(var_list, name="init"):
+    """An op that runs the initializers of `var_list` (a no-op when it is empty)."""
     if var_list:
         return group(*[v.initializer for v in var_list], name=name)
     return no_op(name=name)
 
 
 def global_variables_initializer():
+    """An op that initializes every global variable of the default graph."""
     return variables_initializer(global_variables())
 
 
@@ -226,6 +250,7 @@ initialize_all_variables = global_variables_initializer
 
 
 def local_variables_initializer():
+    """An op that initializes every local variable of the default graph."""
     return variables_initializer(local_variables())
 
 
@@ -233,6 +258,7 @@ initialize_local_variables = local_variables_initializer
 
 
 def is_variable_initialized(variable):
+    """A bool tensor: whether `variable` has been assigned a value yet."""
     return state_ops.is_variable_initialized(variable)
 
 

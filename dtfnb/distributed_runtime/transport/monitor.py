@@ -22,6 +22,8 @@ class MonitorServicer:
         self._idle = threading.Condition()
 
     def Watch(self, request, payload, context):
+        """The Watch RPC: streams the task's events of `request.kinds` (all if empty) until the
+        watcher cancels."""
         subscription = self._events.subscribe(request.kinds, request.replay)
         with self._idle:
             self._calls += 1
@@ -83,6 +85,7 @@ class Watch:
         return wire.unframe(data, monitor_pb2.Event)[0]
 
     def close(self):
+        """Stops watching: cancels the call and closes the channel."""
         self._call.cancel()
         self._channel.close()
 

@@ -129,14 +129,18 @@ class RemoteWorker(_Connection, WorkerInterface):
 
     @property
     def devices(self):
+        """The task's devices by name, asked of it once (GetStatus)."""
         if self._devices is None:
             self._devices = {a.name: RemoteDevice(a) for a in self.status().device_attributes}
         return self._devices
 
     def list_devices(self):
+        """The task's devices."""
         return list(self.devices.values())
 
     def register_graph(self, session_handle, partitions, config=None, library=()):
+        """Registers the partitions of one step signature on the task (RegisterGraph); returns the
+        graph's handle."""
         graph_def, feeds = graph_pb2.GraphDef(library=library), []
         for device, nodes in partitions.items():
             for node in nodes:
@@ -165,6 +169,7 @@ class RemoteWorker(_Connection, WorkerInterface):
             pass
 
     def deregister_session(self, session_handle):
+        """Forgets every graph of a session, here and on the task."""
         for handle, (session, _, _) in list(self._graphs.items()):
             if session == session_handle:
                 self._graphs.pop(handle, None)
@@ -176,6 +181,7 @@ class RemoteWorker(_Connection, WorkerInterface):
             pass
 
     def reset(self, containers):
+        """Frees the resources of `containers` on the task's devices (CleanupAll)."""
         request = worker_pb2.CleanupAllRequest(container=containers)
         self._call("CleanupAll", request, worker_pb2.CleanupAllResponse)
 
@@ -188,6 +194,7 @@ class RemoteWorker(_Connection, WorkerInterface):
         stream.send(step_id, tensors, options)
 
     def close(self):
+        """Closes the push stream and the connection to the task."""
         with self._lock:
             stream, self._stream = self._stream, None
         if stream is not None:
@@ -346,6 +353,7 @@ class Peers:
         self._lock = threading.Lock()
 
     def worker(self, task):
+        """The RemoteWorker of `task` (a task name), connected on first use."""
         with self._lock:
             worker = self._workers.get(task)
             if worker is None:
@@ -362,6 +370,7 @@ class Peers:
             self.worker(task).push(step_id, batch, options)
 
     def close(self):
+        """Closes the connection to every task."""
         with self._lock:
             workers, self._workers = list(self._workers.values()), {}
         for worker in workers:
@@ -378,6 +387,8 @@ class RemoteMaster(_Connection, MasterInterface):
         self._idle = threading.Condition()
 
     def create_session(self, graph_def, config):
+        """Starts a session on `graph_def` under `config`, once the task is up; returns its handle.
+        """
         self.status()  # waits until the task is up, as TensorFlow's first use does
         request = master_pb2.CreateSessionRequest(graph_def=graph_def, config=config)
         response, _ = self._call("CreateSession", request, master_pb2.CreateSessionResponse)
@@ -385,10 +396,12 @@ class RemoteMaster(_Connection, MasterInterface):
         return response.session_handle
 
     def extend_session(self, handle, graph_def):
+        """Adds the nodes of `graph_def` (those the client made since) to a session."""
         request = master_pb2.ExtendSessionRequest(session_handle=handle, graph_def=graph_def)
         self._call("ExtendSession", request, master_pb2.ExtendSessionResponse)
 
     def run_step(self, handle, feeds, fetches, targets, options=None, run_metadata=None):
+        """Runs one step of session `handle` (RunStep); returns the fetched arrays."""
         with self._idle:
             self._running += 1
         try:
@@ -428,11 +441,14 @@ class RemoteMaster(_Connection, MasterInterface):
         return values
 
     def close_session(self, handle):
+        """Closes a session: cancels its steps and frees its graphs on every task."""
         self._options.pop(handle, None)
         request = master_pb2.CloseSessionRequest(session_handle=handle)
         self._call("CloseSession", request, master_pb2.CloseSessionResponse)
 
     def close(self):
+        """Closes the connection, once the steps in progress have answered (at most 2 *
+        GRACE_SECONDS)."""
         # Closing the session cancelled its steps: their answers come at once, and one
         # may carry what a dequeue took, so they are awaited before the connection goes.
         with self._idle:
@@ -440,12 +456,15 @@ class RemoteMaster(_Connection, MasterInterface):
         super().close()
 
     def list_devices(self, session_handle=""):
+        """The devices a session may use (every device of the cluster, without one)."""
         response, _ = self._call("ListDevices",
                                  master_pb2.ListDevicesRequest(session_handle=session_handle),
                                  master_pb2.ListDevicesResponse)
         return [RemoteDevice(a) for a in (*response.local_device, *response.remote_device)]
 
     def reset(self, containers):
+        """Frees `containers` on every task and closes the master's sessions, once the task is up.
+        """
         self.status()
         self._call("Reset", master_pb2.ResetRequest(container=containers),
                    master_pb2.ResetResponse)

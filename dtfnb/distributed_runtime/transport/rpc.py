@@ -42,6 +42,7 @@ def options():
 
 
 def server_options():
+    """A server's options: a channel's, and no port sharing with another server."""
     # Without so_reuseport 0, a second server on a taken port would share it silently.
     return options() + [("grpc.so_reuseport", 0),
                         ("grpc.http2.min_ping_interval_without_data_ms", 5_000)]
@@ -73,18 +74,22 @@ class Security:
 
     @property
     def tls(self):
+        """Whether calls use TLS (a certificate was given)."""
         return self.cert is not None
 
     def metadata(self):
+        """The call metadata that carries the token, or None without one."""
         return ((_TOKEN_KEY, self.token),) if self.token else None
 
     def channel(self, address):
+        """A gRPC channel to `address`, secure if TLS is on."""
         if self.tls:
             credentials = grpc.ssl_channel_credentials(self.ca, self.key, self.cert)
             return grpc.secure_channel(address, credentials, options())
         return grpc.insecure_channel(address, options())
 
     def add_port(self, server, address):
+        """Binds `server` to `address`, with TLS if it is on; returns the port."""
         if self.tls:
             credentials = grpc.ssl_server_credentials(
                 [(self.key, self.cert)], root_certificates=self.ca,
@@ -93,6 +98,7 @@ class Security:
         return server.add_insecure_port(address)
 
     def interceptors(self):
+        """The server interceptors that refuse calls without the token."""
         return [_TokenCheck(self.token)] if self.token else []
 
 
@@ -252,6 +258,7 @@ class GrpcChannel(Channel):
         return _ClientStream(self, method, first, on_message, on_end)
 
     def close(self):
+        """Closes the gRPC channel."""
         self._channel.close()
 
 

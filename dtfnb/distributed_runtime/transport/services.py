@@ -24,6 +24,8 @@ log = logging.getLogger("dtfnb.distributed_runtime")
 
 
 def device_attributes(device, proto):
+    """Fills `proto`, a DeviceAttributes, with `device`'s name, type, description and emulation;
+    returns it."""
     proto.name = device.name
     proto.device_type = device.device_type
     proto.physical_device_desc = device.description
@@ -42,6 +44,7 @@ class WorkerServicer:
         self.local_socket = ""   # the UnixServer's name, once it serves
 
     def GetStatus(self, request, payload, context):
+        """The GetStatus RPC: the task's devices, its process's identity and its Unix socket."""
         response = worker_pb2.GetStatusResponse(peer=shm.local_peer(),
                                                 local_socket=self.local_socket)
         for device in self._worker.list_devices():
@@ -49,6 +52,8 @@ class WorkerServicer:
         return response, ()
 
     def RegisterGraph(self, request, payload, context):
+        """The RegisterGraph RPC: checks that each node is on a device of this task and registers
+        the partitions."""
         nodes = nodes_from_graph_def(request.graph_def)
         check_registered(nodes)
         partitions = {}
@@ -63,10 +68,13 @@ class WorkerServicer:
         return worker_pb2.RegisterGraphResponse(graph_handle=handle), ()
 
     def DeregisterGraph(self, request, payload, context):
+        """The DeregisterGraph RPC: forgets every graph of a session."""
         self._worker.deregister_session(request.session_handle)
         return worker_pb2.DeregisterGraphResponse(), ()
 
     def RunGraph(self, request, payload, context):
+        """The RunGraph RPC: runs one step of a registered graph on the fed tensors and replies with
+        the fetched ones."""
         shm.block_pool().give_back(context.peer_pid, request.released)
         feeds = wire.Incoming(payload, context.peer_pid).values(request.send)
         stats = StepStatsCollector() if request.trace else None
@@ -93,16 +101,20 @@ class WorkerServicer:
         return _PushReceiver(self._worker, context.peer_pid).receive
 
     def FetchTensor(self, request, payload, context):
+        """The FetchTensor RPC: streams, in chunks, a large tensor a reply left behind its ticket.
+        """
         for chunk in self._tickets.chunks(request.ticket):
             yield wire.frame(worker_pb2.TensorChunk(), [chunk])
 
     def CleanupGraph(self, request, payload, context):
+        """The CleanupGraph RPC: ends a step of a graph that failed elsewhere, with that error."""
         error = from_code(request.error_code, request.error_message) if request.error_code \
             else CancelledError(None, None, "Step was cleaned up")
         self._worker.cleanup_step(request.step_id, request.graph_handle, error)
         return worker_pb2.CleanupGraphResponse(), ()
 
     def CleanupAll(self, request, payload, context):
+        """The CleanupAll RPC: frees the resources of the given containers."""
         self._worker.reset(list(request.container))
         return worker_pb2.CleanupAllResponse(), ()
 
@@ -178,14 +190,17 @@ class MasterServicer:
         self._tickets = tickets
 
     def CreateSession(self, request, payload, context):
+        """The CreateSession RPC: starts a session for a client in another process."""
         handle = self._master.create_session(request.graph_def, request.config, remote=True)
         return master_pb2.CreateSessionResponse(session_handle=handle), ()
 
     def ExtendSession(self, request, payload, context):
+        """The ExtendSession RPC: adds the client's new nodes to a session."""
         self._master.extend_session(request.session_handle, request.graph_def)
         return master_pb2.ExtendSessionResponse(), ()
 
     def RunStep(self, request, payload, context):
+        """The RunStep RPC: runs one step of a session and replies with the fetched tensors."""
         shm.block_pool().give_back(context.peer_pid, request.released)
         feeds = wire.Incoming(payload, context.peer_pid).values(request.feed)
         options = request.options if request.HasField("options") else None
@@ -207,10 +222,12 @@ class MasterServicer:
         return response, out.payloads
 
     def CloseSession(self, request, payload, context):
+        """The CloseSession RPC: cancels a session's steps and frees its graphs."""
         self._master.close_session(request.session_handle)
         return master_pb2.CloseSessionResponse(), ()
 
     def ListDevices(self, request, payload, context):
+        """The ListDevices RPC: the session's devices, this task's own as local ones."""
         response = master_pb2.ListDevicesResponse()
         local = self._master.local_device_names()
         for device in self._master.list_devices(request.session_handle):
@@ -219,6 +236,7 @@ class MasterServicer:
         return response, ()
 
     def Reset(self, request, payload, context):
+        """The Reset RPC: frees the given containers on every task and closes the sessions."""
         self._master.reset(list(request.container))
         return master_pb2.ResetResponse(), ()
 
@@ -312,6 +330,8 @@ class RunningServer:
         self._local = local_server
 
     def stop(self, grace):
+        """Stops the servers, waiting up to `grace` seconds for calls in progress, and joins their
+        threads."""
         if self._local is not None:
             self._local.stop()
         self._server.stop(grace).wait()

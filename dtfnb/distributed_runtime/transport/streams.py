@@ -29,6 +29,8 @@ class Tickets:
         self._lock = threading.Lock()
 
     def put(self, array):
+        """Keeps `array`'s bytes until they are fetched and returns their ticket; drops those left
+        unfetched too long."""
         view = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
         now = time.monotonic()
         with self._lock:

@@ -378,6 +378,7 @@ class UnixChannel(Channel):
                                       "connection closed")
 
     def close(self):
+        """Closes the connection to the server."""
         self._link.close()
 
 
@@ -505,12 +506,16 @@ class UnixServer:
         return not self.token or hmac.compare_digest(bytes(token), self.token)
 
     def method(self, index):
+        """The (descriptor, handler) of the method numbered `index` in wire.METHOD_NAMES, or None if
+        not served."""
         return self._methods[index] if index < len(self._methods) else None
 
     def submit(self, fn, *args):
+        """Runs `fn(*args)` on the server's thread pool."""
         self._pool.submit(fn, *args)
 
     def forget(self, link):
+        """Drops a closed connection from those `stop` closes."""
         with self._lock:
             self._links.discard(link)
 

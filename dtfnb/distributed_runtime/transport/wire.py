@@ -101,6 +101,8 @@ class Outgoing:
         self._tickets = tickets
 
     def add(self, wire, name, value):
+        """Writes `value` into the WireTensor `wire` under `name`: inline, as a shared block, or
+        behind a stream ticket."""
         wire.name = name
         if value is None:  # a control edge: no data, only "it happened"
             return
@@ -129,6 +131,7 @@ class Outgoing:
         self.payloads.append(np.ascontiguousarray(array).reshape(-1).view(np.uint8))
 
     def frame(self, header):
+        """The message: `header` serialized, followed by the inline payloads."""
         return frame(header, self.payloads)
 
 
@@ -153,6 +156,8 @@ class Incoming:
         self.streams = []
 
     def value(self, wire):
+        """The array `wire` describes; InvalidArgumentError or ResourceExhaustedError for one that
+        cannot be made."""
         try:
             return self._value(wire)
         except ValueError as err:  # numpy's word on a shape or dtype the peer made up
@@ -205,6 +210,7 @@ class Incoming:
         return array
 
     def values(self, wires):
+        """The arrays of `wires`, by name."""
         return {wire.name: self.value(wire) for wire in wires}
 
 
@@ -256,9 +262,12 @@ class Releases:
         self._lock = threading.Lock()
 
     def callback(self, owner):
+        """A finalizer that records `owner`'s block as no longer used (it only appends: see the
+        class)."""
         return lambda block_id: self._dead.append((owner, block_id))
 
     def take(self, owner):
+        """The ids of `owner`'s blocks no longer used, to send it; they are forgotten here."""
         with self._lock:
             while self._dead:
                 dead_owner, block_id = self._dead.popleft()

@@ -77,6 +77,7 @@ def plural(n, noun):
 
 
 def escape(text):
+    """`text` as a str, escaped for HTML (quotes too)."""
     return html.escape(str(text), quote=True)
 
 
@@ -86,4 +87,5 @@ PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b
 
 
 def colour(index):
+    """The colour of the device at `index` in sorted order, from PALETTE (repeating)."""
     return PALETTE[index % len(PALETTE)]
