@@ -176,18 +176,15 @@ def test_a_slow_subscriber_never_blocks_steps(cluster):
     slow.close()
 
 
-def test_a_local_session_has_its_own_event_log():
+def test_a_local_session_has_its_own_event_log(cluster):
     x = tf.constant(2.0, name="x") * 3.0
     with tf.Session() as sess:
         assert sess.run(x) == 6.0
         events = sess.events
         placement = events.subscribe(replay=True).get(0).placement
     assert events.task == "/job:localhost/replica:0/task:0"
-    server = tf.train.Server.create_local_server()
-    try:
-        with tf.Session(server.target) as sess:  # a server of this process
-            assert sess.events is server.events
-    finally:
-        server.stop()
+    server = cluster({"local": 1})["local", 0]
+    with tf.Session(server.target) as sess:  # a server of this process
+        assert sess.events is server.events
     assert {n.assigned_device for n in placement.node} == \
         {"/job:localhost/replica:0/task:0/device:CPU:0"}

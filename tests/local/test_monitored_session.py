@@ -322,21 +322,19 @@ def test_a_non_chief_gives_up_when_no_chief_initialises_within_max_wait_secs():
     assert time.monotonic() - start < 10  # the next poll (in 30 s) would come too late
 
 
-def test_a_reset_master_aborts_the_session_and_the_chief_restores_the_checkpoint(tmp_path):
-    server = tf.train.Server.create_local_server()
-    try:
-        step, x, _, train = _model()
-        with tf.train.MonitoredTrainingSession(server.target, checkpoint_dir=str(tmp_path),
-                                               save_checkpoint_steps=4) as sess:
-            for _ in range(6):
-                sess.run(train)
-            # Frees every variable and closes the session: its next run is an AbortedError.
-            tf.Session.reset(server.target)
+def test_a_reset_master_aborts_the_session_and_the_chief_restores_the_checkpoint(
+        cluster, tmp_path):
+    server = cluster({"local": 1})["local", 0]
+    step, x, _, train = _model()
+    with tf.train.MonitoredTrainingSession(server.target, checkpoint_dir=str(tmp_path),
+                                           save_checkpoint_steps=4) as sess:
+        for _ in range(6):
             sess.run(train)
-            assert sess.run(step) == 5  # from model.ckpt-4, then one more step
-        assert tf.train.latest_checkpoint(str(tmp_path)) == str(tmp_path / "model.ckpt-5")
-    finally:
-        server.stop()
+        # Frees every variable and closes the session: its next run is an AbortedError.
+        tf.Session.reset(server.target)
+        sess.run(train)
+        assert sess.run(step) == 5  # from model.ckpt-4, then one more step
+    assert tf.train.latest_checkpoint(str(tmp_path)) == str(tmp_path / "model.ckpt-5")
 
 
 def _train_chief_and_worker(build, **session_args):

@@ -385,24 +385,21 @@ def _queue_graph(shared_name=None, container=None):
     return graph, q
 
 
-def test_sharing_by_shared_name_and_container_across_sessions():
-    server = tf.train.Server.create_local_server()
-    try:
-        def size_after_enqueue_elsewhere(first, second):
-            graph1, q1 = _queue_graph(*first)
-            graph2, q2 = _queue_graph(*second)
-            with tf.Session(server.target, graph=graph1) as sess1, \
-                    tf.Session(server.target, graph=graph2) as sess2:
-                sess1.run(q1.enqueue(5))
-                return sess2.run(q2.size())
+def test_sharing_by_shared_name_and_container_across_sessions(cluster):
+    server = cluster({"local": 1})["local", 0]
 
-        assert size_after_enqueue_elsewhere(("shared_q",), ("shared_q",)) == 1
-        assert size_after_enqueue_elsewhere((None,), (None,)) == 0  # private per session
-        assert size_after_enqueue_elsewhere(("c_q", "my_problem_1"), ("c_q", "my_problem_1")) \
-            == 1
-        assert size_after_enqueue_elsewhere(("d_q", "c1"), ("d_q", "c2")) == 0
-    finally:
-        server.stop()
+    def size_after_enqueue_elsewhere(first, second):
+        graph1, q1 = _queue_graph(*first)
+        graph2, q2 = _queue_graph(*second)
+        with tf.Session(server.target, graph=graph1) as sess1, \
+                tf.Session(server.target, graph=graph2) as sess2:
+            sess1.run(q1.enqueue(5))
+            return sess2.run(q2.size())
+
+    assert size_after_enqueue_elsewhere(("shared_q",), ("shared_q",)) == 1
+    assert size_after_enqueue_elsewhere((None,), (None,)) == 0  # private per session
+    assert size_after_enqueue_elsewhere(("c_q", "my_problem_1"), ("c_q", "my_problem_1")) == 1
+    assert size_after_enqueue_elsewhere(("d_q", "c1"), ("d_q", "c2")) == 0
 
 
 def test_queue_on_a_ps_task_shared_between_workers(cluster):

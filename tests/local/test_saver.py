@@ -164,19 +164,16 @@ def test_variables_on_gpus_are_saved_by_cpu_kernels(tmp_path):
     assert ran["save/SaveShard_1"].endswith("/device:CPU:0")
 
 
-def test_save_and_restore_on_an_in_process_server_target(tmp_path):
-    server = tf.train.Server.create_local_server()
-    try:
-        v = tf.Variable([[1, 2], [3, 4]], name="v")
-        saver = tf.train.Saver()
-        with tf.Session(server.target) as sess:
-            sess.run(v.initializer)
-            path = saver.save(sess, str(tmp_path / "m"), global_step=0)
-            sess.run(v.assign([[0, 0], [0, 0]]))
-            saver.restore(sess, path)
-            np.testing.assert_array_equal(sess.run(v), [[1, 2], [3, 4]])
-    finally:
-        server.stop()
+def test_save_and_restore_on_an_in_process_server_target(cluster, tmp_path):
+    server = cluster({"local": 1})["local", 0]
+    v = tf.Variable([[1, 2], [3, 4]], name="v")
+    saver = tf.train.Saver()
+    with tf.Session(server.target) as sess:
+        sess.run(v.initializer)
+        path = saver.save(sess, str(tmp_path / "m"), global_step=0)
+        sess.run(v.assign([[0, 0], [0, 0]]))
+        saver.restore(sess, path)
+        np.testing.assert_array_equal(sess.run(v), [[1, 2], [3, 4]])
 
 
 # -- errors ----------------------------------------------------------------------------
