@@ -31,24 +31,9 @@ def no_thread_leaks(request):
 
 
 @pytest.fixture
-def servers():
-    """start(cluster, job, task): a tf.train.Server in this process, stopped after the test."""
-    started = []
-
-    def start(cluster, job="local", task=0, **kwargs):
-        server = tf.train.Server(cluster, job, task, **kwargs)
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.stop()
-
-
-@pytest.fixture
 def cluster(monkeypatch):
     """cluster({"ps": 1, "worker": 2}, processes=False, channel=None, config=None, skip=()):
-    starts a helpers.Cluster for this test and stops it after.
+    starts a helpers.Cluster for this test and stops it after (the last started first).
 
     `channel` picks how tasks on this host call each other: "unix" (their Unix sockets,
     the default on Linux) or "grpc"; it holds for the whole test, this process included."""
@@ -61,5 +46,5 @@ def cluster(monkeypatch):
         return started[-1]
 
     yield start
-    for tasks in started:
+    for tasks in reversed(started):
         tasks.stop()

@@ -1,5 +1,6 @@
-"""What tests share: waiting without sleeping, threads, the leak check, and real clusters
-(tasks as in-process servers or as `python -m dtfnb.server` processes)."""
+"""What tests share: waiting without sleeping, threads, the leak check, the graphs and
+checks that tests of one process and of a cluster both use, and real clusters (tasks as
+in-process servers or as `python -m dtfnb.server` processes)."""
 
 import contextlib
 import gc
@@ -16,6 +17,7 @@ import time
 
 import dtfnb as tf
 from dtfnb.distributed_runtime.cluster import local_addresses
+from dtfnb.protos import checkpoint_pb2
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]  # the repository
 
@@ -69,6 +71,57 @@ def chapter_pinning_graph():
     with tf.device("/job:worker/task:1"):
         c = a + b
     return a, c
+
+
+def square_descent(device=None):
+    """x → 0 by gradient descent on x², counting global steps; returns (step, x, loss, train)."""
+    with tf.device(device):
+        step = tf.train.get_or_create_global_step()
+        x = tf.Variable(4.0, name="x")
+        loss = tf.square(x, name="loss")
+        train = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+    return step, x, loss, train
+
+
+def checkpoint_index(prefix):
+    """The CheckpointIndex proto of the checkpoint at `prefix` (its .index file)."""
+    with open(prefix + ".index", "rb") as f:
+        body = f.read()[:-20]  # the footer: length, crc32, magic
+    return checkpoint_pb2.CheckpointIndex.FromString(body)
+
+
+def _first_runs_at_once(sess, n):
+    """Adds a queue and its enqueue, runs the enqueue for the first time from n threads at
+    once, and returns (their errors, what the queue then holds)."""
+    x = tf.placeholder(tf.int32, [])
+    queue = tf.FIFOQueue(n, tf.int32, shapes=[[]])
+    enqueue = queue.enqueue(x)
+    size = queue.size()
+    start = threading.Barrier(n)
+    errors = []
+
+    def first_run(i):
+        start.wait()
+        try:
+            sess.run(enqueue, {x: i})
+        except Exception as err:
+            errors.append(err)
+
+    threads = [threading.Thread(target=first_run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors, sess.run(queue.dequeue_up_to(sess.run(size)))
+
+
+def assert_concurrent_first_runs_lose_nothing(sess, rounds=100, n=100):
+    """Grows the graph `rounds` times, each time running its new part first from `n`
+    threads at once: the graph must cross to the master once, and each element arrive once."""
+    for round_ in range(rounds):
+        errors, got = _first_runs_at_once(sess, n)
+        assert errors == [], f"round {round_}: {errors[:3]}"
+        assert sorted(got) == list(range(n)), f"round {round_}"
 
 
 def cluster_dict(**jobs):

@@ -1,4 +1,5 @@
-"""The chapter's multi-server examples on tasks that are separate OS processes."""
+"""Tasks that are separate OS processes: the chapter's multi-server examples, the server
+command and its signals, killed, stopped and late tasks, and concurrent first runs."""
 
 import ctypes
 import json
@@ -17,6 +18,7 @@ import dtfnb as tf
 from tests.helpers import (
     ROOT,
     Cluster,
+    assert_concurrent_first_runs_lose_nothing,
     chapter_pinning_graph,
     cluster_dict,
     freeze,
@@ -287,6 +289,12 @@ def test_a_timed_out_dequeue_on_ps_fails_the_step_as_tensorflow_does(chapter_clu
                 sess.run(dequeue_many, options=tf.RunOptions(timeout_in_ms=200))
             assert info.value.message == "Timed out waiting for notification"
         assert sess.run(q.size()) == 1  # and the item it had taken is back
+
+
+def test_concurrent_first_runs_on_a_task_process_lose_nothing():
+    cluster = cluster_dict(local=1)
+    with Cluster(cluster, processes=True), tf.Session(target(cluster, "local", 0)) as sess:
+        assert_concurrent_first_runs_lose_nothing(sess)
 
 
 def test_a_session_waits_for_a_task_that_starts_late():

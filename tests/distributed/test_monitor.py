@@ -76,15 +76,12 @@ class _Collector:
 
 
 @pytest.fixture
-def cluster():
-    spec = cluster_dict(ps=1, worker=1)
-    ps, worker = tf.train.Server(spec, "ps", 0), tf.train.Server(spec, "worker", 0)
-    collectors = []
-    yield ps, worker, collectors
-    for collector in collectors:
+def collectors(cluster):
+    """The test's _Collectors, closed after it and before its cluster stops."""
+    opened = []
+    yield opened
+    for collector in opened:
         collector.close()
-    worker.stop()
-    ps.stop()
 
 
 def _graph():
@@ -95,8 +92,8 @@ def _graph():
     return a, b
 
 
-def test_a_remote_watcher_sees_placement_steps_health_and_the_end(cluster):
-    ps, worker, collectors = cluster
+def test_a_remote_watcher_sees_placement_steps_health_and_the_end(cluster, collectors):
+    worker = cluster({"ps": 1, "worker": 1})["worker", 0]
     seen = _Collector(worker.target, replay=False)
     collectors.append(seen)
     a, b = _graph()
@@ -138,8 +135,8 @@ def test_a_remote_watcher_sees_placement_steps_health_and_the_end(cluster):
     assert seen.of("health")[-1].state == "stopping"
 
 
-def test_replay_and_kinds(cluster):
-    ps, worker, collectors = cluster
+def test_replay_and_kinds(cluster, collectors):
+    worker = cluster({"ps": 1, "worker": 1})["worker", 0]
     steps = _Collector(worker.target, kinds=["step"], replay=False)
     collectors.append(steps)
     a, b = _graph()
@@ -157,7 +154,7 @@ def test_replay_and_kinds(cluster):
 
 
 def test_closing_a_watch_unsubscribes_and_an_absent_task_is_unavailable(cluster):
-    ps, worker, _ = cluster
+    ps = cluster({"ps": 1, "worker": 1})["ps", 0]
     remote = watch(ps.target)
     assert ps.events.watching
     remote.close()
@@ -167,7 +164,7 @@ def test_closing_a_watch_unsubscribes_and_an_absent_task_is_unavailable(cluster)
 
 
 def test_a_slow_subscriber_never_blocks_steps(cluster):
-    ps, worker, _ = cluster
+    worker = cluster({"ps": 1, "worker": 1})["worker", 0]
     slow = worker.events.subscribe(kinds=["step"], limit=2)
     a, b = _graph()
     with tf.Session(worker.target) as sess:
@@ -179,18 +176,15 @@ def test_a_slow_subscriber_never_blocks_steps(cluster):
     slow.close()
 
 
-def test_a_local_session_has_its_own_event_log():
+def test_a_local_session_has_its_own_event_log(cluster):
     x = tf.constant(2.0, name="x") * 3.0
     with tf.Session() as sess:
         assert sess.run(x) == 6.0
         events = sess.events
         placement = events.subscribe(replay=True).get(0).placement
     assert events.task == "/job:localhost/replica:0/task:0"
-    server = tf.train.Server.create_local_server()
-    try:
-        with tf.Session(server.target) as sess:  # a server of this process
-            assert sess.events is server.events
-    finally:
-        server.stop()
+    server = cluster({"local": 1})["local", 0]
+    with tf.Session(server.target) as sess:  # a server of this process
+        assert sess.events is server.events
     assert {n.assigned_device for n in placement.node} == \
         {"/job:localhost/replica:0/task:0/device:CPU:0"}

@@ -232,12 +232,10 @@ def test_a_register_graph_storm_leaves_memory_flat_and_a_busy_graph_working(ps_a
     assert 2 * 2048 >= worker.MAX_REMOTE_GRAPHS  # the bound was reached by then
 
 
-def test_a_master_forgets_the_graphs_of_the_sessions_it_closed(servers):
+def test_a_master_forgets_the_graphs_of_the_sessions_it_closed(cluster):
     """A master kept what it knew of each graph it registered on another task (its
     feeds, its transfer options) after the session closed: a leak per session."""
-    spec = cluster_dict(ps=1, worker=1)
-    servers(spec, "ps", 0)
-    task = servers(spec, "worker", 0)
+    task = cluster({"ps": 1, "worker": 1})["worker", 0]
     with tf.device("/job:ps/task:0"):
         a = tf.constant(1.0) + 1.0
     for _ in range(3):
@@ -248,12 +246,12 @@ def test_a_master_forgets_the_graphs_of_the_sessions_it_closed(servers):
 
 # A server's default deadline.
 
-def test_a_servers_operation_timeout_is_the_default_of_its_in_process_sessions(servers):
+def test_a_servers_operation_timeout_is_the_default_of_its_in_process_sessions(cluster):
     """As TensorFlow's LocalMaster: a session of this process on the server, with or
     without a config of its own, times out after the server's operation_timeout_in_ms
     unless it sets a deadline itself, and says "Operation timed out."."""
-    server = servers({"local": ["127.0.0.1:0"]},
-                     config=tf.ConfigProto(operation_timeout_in_ms=200))
+    server = cluster({"local": 1},
+                     config=tf.ConfigProto(operation_timeout_in_ms=200))["local", 0]
     dequeue, _ = blocked_dequeue()
     for config, options in [(None, None), (tf.ConfigProto(allow_soft_placement=True), None),
                             (tf.ConfigProto(operation_timeout_in_ms=300), None),
@@ -265,9 +263,9 @@ def test_a_servers_operation_timeout_is_the_default_of_its_in_process_sessions(s
 
 
 def test_a_servers_operation_timeout_is_not_the_default_of_other_processes(
-        servers, remote_master):
-    server = servers({"local": ["127.0.0.1:0"]},
-                     config=tf.ConfigProto(operation_timeout_in_ms=100))
+        cluster, remote_master):
+    server = cluster({"local": 1},
+                     config=tf.ConfigProto(operation_timeout_in_ms=100))["local", 0]
     dequeue, enqueue = blocked_dequeue()
     client = remote_master(server.target[len("grpc://"):])
     handle = client.create_session(tf.get_default_graph().as_graph_def(),
@@ -283,10 +281,10 @@ def test_a_servers_operation_timeout_is_not_the_default_of_other_processes(
 
 # Time limits.
 
-def test_a_time_limit_too_long_to_wait_for_is_none(servers, remote_master):
+def test_a_time_limit_too_long_to_wait_for_is_none(cluster, remote_master):
     """RunOptions(timeout_in_ms=2**62) waited forever in TensorFlow; it failed with
     'timestamp out of range' here."""
-    server = servers({"local": ["127.0.0.1:0"]})
+    server = cluster({"local": 1})["local", 0]
     dequeue, enqueue = blocked_dequeue()
     forever = tf.RunOptions(timeout_in_ms=2**62)
     client = remote_master(server.target[len("grpc://"):])

@@ -92,10 +92,10 @@ def pinned_on_ps_and_worker():
 # Malformed messages.
 
 def test_garbage_to_any_method_is_invalid_argument_and_the_server_keeps_serving(
-        servers, channels):
-    cluster = cluster_dict(local=1)
-    server = servers(cluster)
-    channel = channels(cluster["local"][0])
+        cluster, channels):
+    tasks = cluster({"local": 1})
+    server = tasks["local", 0]
+    channel = channels(tasks.spec["local"][0])
     for method in _UNARY:
         for garbage in (b"", b"garbage!", b"\x04\x00\x00\x00\xff\xff\xff\xff"):
             err = failure(channel, method, garbage)
@@ -108,10 +108,10 @@ def test_garbage_to_any_method_is_invalid_argument_and_the_server_keeps_serving(
     assert_serves(server)
 
 
-def test_well_framed_bad_requests_get_clear_statuses(servers, channels):
-    cluster = cluster_dict(local=1)
-    server = servers(cluster)
-    channel = channels(cluster["local"][0])
+def test_well_framed_bad_requests_get_clear_statuses(cluster, channels):
+    tasks = cluster({"local": 1})
+    server = tasks["local", 0]
+    channel = channels(tasks.spec["local"][0])
 
     def register(*nodes):
         graph_def = graph_pb2.GraphDef(node=[graph_pb2.NodeDef(**node) for node in nodes])
@@ -145,32 +145,31 @@ def test_well_framed_bad_requests_get_clear_statuses(servers, channels):
     assert_serves(server)
 
 
-def test_errors_with_long_or_unicode_names_keep_their_status(servers, channels):
+def test_errors_with_long_or_unicode_names_keep_their_status(cluster, channels):
     # A status travels in HTTP/2 headers: the message is clipped below gRPC's limit and
     # the node name goes as binary metadata, or the error would become "unavailable".
-    cluster = cluster_dict(local=1)
-    servers(cluster)
+    address = cluster({"local": 1}).spec["local"][0]
     request = master_pb2.RunStepRequest(feed=[dict(name="x" * 100_000, dtype=1, shape=[10],
                                                    inline_bytes=40)])
-    err = failure(channels(cluster["local"][0]), "MasterService/RunStep", wire.frame(request))
+    err = failure(channels(address), "MasterService/RunStep", wire.frame(request))
     assert err.code() is grpc.StatusCode.INVALID_ARGUMENT
     assert err.details().startswith("Tensor xxx") and err.details().endswith("x [...]")
     assert len(err.details()) < 5000
     q = tf.placeholder(tf.float32, None)
     y = tf.reshape(q, [3], name="résumé")
     with pytest.raises(tf.errors.InvalidArgumentError, match="requested shape has 3") as caught:
-        remote_run(cluster["local"][0], [y], {q.name: np.ones(2, np.float32)})
+        remote_run(address, [y], {q.name: np.ones(2, np.float32)})
     assert caught.value.node_name == "résumé"
 
 
-def test_a_feed_naming_a_file_of_the_task_is_refused_not_read(servers, channels):
+def test_a_feed_naming_a_file_of_the_task_is_refused_not_read(cluster):
     # A SharedSlice names a process and one of its fds: only dtfnb's own blocks may be
     # mapped, or any client could read any file a task (or another process) has open.
-    cluster = cluster_dict(local=1)
-    server = servers(cluster)
+    tasks = cluster({"local": 1})
+    server = tasks["local", 0]
     p = tf.placeholder(tf.uint8, [None])
     y = tf.identity(p)
-    master = RemoteMaster(cluster["local"][0], rpc.Security())
+    master = RemoteMaster(tasks.spec["local"][0], rpc.Security())
     handle = master.create_session(tf.get_default_graph().as_graph_def(),
                                    config_pb2.ConfigProto())
     with tempfile.TemporaryFile() as secret:
@@ -195,11 +194,11 @@ def test_a_feed_naming_a_file_of_the_task_is_refused_not_read(servers, channels)
 # Oversized messages.
 
 def test_a_message_over_the_limit_is_refused_and_the_server_keeps_serving(
-        servers, channels, monkeypatch):
+        cluster, channels, monkeypatch):
     monkeypatch.setenv("DTFNB_MAX_MESSAGE_BYTES", str(16 * 1024))  # read as servers start
-    cluster = cluster_dict(local=1)
-    server = servers(cluster)
-    address = cluster["local"][0]
+    tasks = cluster({"local": 1})
+    server = tasks["local", 0]
+    address = tasks.spec["local"][0]
     err = failure(channels(address), "MasterService/RunStep", b"\x00" * 20_000)
     assert err.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
     refused = rpc.as_op_error(err, "the master")
@@ -235,11 +234,9 @@ with tf.Session(sys.argv[1]) as sess:
 """
 
 
-def test_with_a_token_members_and_clients_that_have_it_are_served(servers, monkeypatch):
+def test_with_a_token_members_and_clients_that_have_it_are_served(cluster, monkeypatch):
     monkeypatch.setenv("DTFNB_CLUSTER_TOKEN", "s3cret")
-    cluster = cluster_dict(ps=1, worker=1)
-    servers(cluster, "ps")
-    worker = servers(cluster, "worker")
+    worker = cluster({"ps": 1, "worker": 1})["worker", 0]
     with tf.Session(worker.target) as sess:  # the worker's master calls the ps over gRPC
         assert sess.run(pinned_on_ps_and_worker()).tolist() == [10.0, 30.0, 50.0, 70.0]
     client = subprocess.run([sys.executable, "-c", _CLIENT, worker.target], timeout=60,
@@ -249,11 +246,11 @@ def test_with_a_token_members_and_clients_that_have_it_are_served(servers, monke
     assert client.stdout.strip() == "[10.0, 30.0, 50.0, 70.0]"
 
 
-def test_without_the_token_every_call_is_unauthenticated(servers, channels, monkeypatch):
+def test_without_the_token_every_call_is_unauthenticated(cluster, channels, monkeypatch):
     monkeypatch.setenv("DTFNB_CLUSTER_TOKEN", "s3cret")
-    cluster = cluster_dict(local=1)
-    server = servers(cluster)
-    address = cluster["local"][0]
+    tasks = cluster({"local": 1})
+    server = tasks["local", 0]
+    address = tasks.spec["local"][0]
     channel = channels(address)
     status = wire.frame(worker_pb2.GetStatusRequest())
     for metadata in (None, [("dtfnb-token", "wrong")], [("dtfnb-token", "s3cret!")],
@@ -322,15 +319,14 @@ def use_tls(monkeypatch, certificates, cert="task.pem", key="task.key", ca="ca.p
         monkeypatch.setenv(f"DTFNB_TLS_{name}", str(certificates / file))
 
 
-def test_tls_between_tasks_and_clients(servers, channels, monkeypatch, certificates):
+def test_tls_between_tasks_and_clients(cluster, channels, monkeypatch, certificates):
     use_tls(monkeypatch, certificates)
-    cluster = cluster_dict(ps=1, worker=1)
-    servers(cluster, "ps")
-    worker = servers(cluster, "worker")
+    tasks = cluster({"ps": 1, "worker": 1})
+    worker = tasks["worker", 0]
     fetch = pinned_on_ps_and_worker()
     with tf.Session(worker.target) as sess:  # master -> ps and ps -> worker over TLS
         assert sess.run(fetch).tolist() == [10.0, 30.0, 50.0, 70.0]
-    assert remote_run(cluster["worker"][0], [fetch])[0].tolist() == [10.0, 30.0, 50.0, 70.0]
+    assert remote_run(tasks.spec["worker"][0], [fetch])[0].tolist() == [10.0, 30.0, 50.0, 70.0]
 
     pem = {name: (certificates / name).read_bytes()
            for name in ("ca.pem", "task.pem", "task.key", "rogue.pem", "rogue.key")}
@@ -345,7 +341,8 @@ def test_tls_between_tasks_and_clients(servers, channels, monkeypatch, certifica
     }
     status = wire.frame(worker_pb2.GetStatusRequest())
     for name, credentials in strangers.items():
-        err = failure(channels(cluster["ps"][0], credentials), "WorkerService/GetStatus", status)
+        err = failure(channels(tasks.spec["ps"][0], credentials), "WorkerService/GetStatus",
+                      status)
         assert err.code() is grpc.StatusCode.UNAVAILABLE, name
         assert isinstance(rpc.as_op_error(err, "x"), tf.errors.UnavailableError)
 
@@ -386,13 +383,11 @@ def _another_local_address():
     return None if address.startswith("127.") or address == "0.0.0.0" else address
 
 
-def test_a_server_on_127_0_0_1_is_not_reachable_on_other_addresses(servers):
+def test_a_server_on_127_0_0_1_is_not_reachable_on_other_addresses(cluster):
     other = _another_local_address()
     if other is None:
         pytest.skip("this machine has no IPv4 address besides loopback")
-    cluster = cluster_dict(local=1)
-    servers(cluster)
-    port = int(cluster["local"][0].rsplit(":", 1)[1])
+    port = int(cluster({"local": 1}).spec["local"][0].rsplit(":", 1)[1])
     socket.create_connection(("127.0.0.1", port), timeout=2).close()
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection((other, port), timeout=2)

@@ -16,28 +16,9 @@ import dtfnb as tf
 from dtfnb.distributed_runtime.transport import rpc, unix, wire
 from dtfnb.distributed_runtime.transport.remote import RemoteMaster, RemoteWorker
 from dtfnb.protos import worker_pb2
-from tests.helpers import cluster_dict, poll_for, start_task, stop_processes, wait_for_port
+from tests.helpers import cluster_dict, poll_for, start_task, wait_for_port
 
 pytestmark = pytest.mark.skipif(not unix.enabled(), reason="Unix sockets: Linux only")
-
-
-@pytest.fixture
-def ps_process():
-    """A ps task as its own OS process, beside an in-process worker task; restartable."""
-    cluster = cluster_dict(ps=1, worker=1)
-    procs = []
-
-    def start():
-        proc = start_task(cluster, "ps", 0)
-        procs.append(proc)
-        wait_for_port(cluster["ps"][0], proc=proc)
-        return proc
-
-    start()
-    worker = tf.train.Server(cluster, "worker", 0)
-    yield cluster, worker, start, procs
-    worker.stop()
-    stop_processes(procs)
 
 
 def status(address):
@@ -49,10 +30,8 @@ def status(address):
     return wire.unframe(data, worker_pb2.GetStatusResponse)[0]
 
 
-def test_a_task_on_this_host_is_called_over_its_unix_socket(servers):
-    cluster = cluster_dict(local=1)
-    servers(cluster, "local", 0)
-    address = cluster["local"][0]
+def test_a_task_on_this_host_is_called_over_its_unix_socket(cluster):
+    address = cluster({"local": 1}).spec["local"][0]
     assert status(address).local_socket == unix.socket_name(address)
     worker = RemoteWorker("/job:local/replica:0/task:0", address, rpc.Security())
     try:
@@ -62,12 +41,10 @@ def test_a_task_on_this_host_is_called_over_its_unix_socket(servers):
         worker.close()
 
 
-def test_switched_off_tasks_and_clients_speak_grpc_alone(servers, monkeypatch):
-    monkeypatch.setenv(unix.SWITCH_VARIABLE, "0")
-    cluster = cluster_dict(local=1)
-    servers(cluster, "local", 0)
-    assert status(cluster["local"][0]).local_socket == ""
-    worker = RemoteWorker("/job:local/replica:0/task:0", cluster["local"][0], rpc.Security())
+def test_switched_off_tasks_and_clients_speak_grpc_alone(cluster):
+    address = cluster({"local": 1}, channel="grpc").spec["local"][0]
+    assert status(address).local_socket == ""
+    worker = RemoteWorker("/job:local/replica:0/task:0", address, rpc.Security())
     try:
         worker.status()
         assert isinstance(worker.channel, rpc.GrpcChannel)
@@ -75,13 +52,9 @@ def test_switched_off_tasks_and_clients_speak_grpc_alone(servers, monkeypatch):
         worker.close()
 
 
-@pytest.mark.parametrize("unix_sockets", ["1", "0"])
-def test_steps_across_tasks_give_the_same_results_either_way(servers, monkeypatch,
-                                                             unix_sockets):
-    monkeypatch.setenv(unix.SWITCH_VARIABLE, unix_sockets)
-    cluster = cluster_dict(ps=1, worker=1)
-    servers(cluster, "ps", 0)
-    worker = servers(cluster, "worker", 0)
+@pytest.mark.parametrize("channel", ["unix", "grpc"])
+def test_steps_across_tasks_give_the_same_results_either_way(cluster, channel):
+    worker = cluster({"ps": 1, "worker": 1}, channel=channel)["worker", 0]
     big = np.arange(3_000_000, dtype=np.float32).reshape(1000, 3000)   # 12 MB: streamed
     with tf.device("/job:ps/task:0"):
         v = tf.Variable(big)
@@ -105,11 +78,9 @@ def test_steps_across_tasks_give_the_same_results_either_way(servers, monkeypatc
                 sess.run(dequeue, options=tf.RunOptions(timeout_in_ms=200))
 
 
-def test_with_a_token_only_clients_that_present_it_connect(servers, monkeypatch):
+def test_with_a_token_only_clients_that_present_it_connect(cluster, monkeypatch):
     monkeypatch.setenv("DTFNB_CLUSTER_TOKEN", "s3cret")
-    cluster = cluster_dict(local=1)
-    servers(cluster, "local", 0)
-    name = unix.socket_name(cluster["local"][0])
+    name = unix.socket_name(cluster({"local": 1}).spec["local"][0])
     with pytest.raises(tf.errors.UnauthenticatedError, match="wrong cluster token"):
         unix.UnixChannel(name, "wrong", "the task")
     with pytest.raises(tf.errors.UnauthenticatedError):
@@ -135,10 +106,10 @@ def read_message(sock):
     return unix.read_message(sock, wire.max_message_bytes(), "the test")
 
 
-def test_bad_messages_get_errors_and_the_task_keeps_serving(servers):
-    cluster = cluster_dict(local=1)
-    server = servers(cluster, "local", 0)
-    name = unix.socket_name(cluster["local"][0])
+def test_bad_messages_get_errors_and_the_task_keeps_serving(cluster):
+    tasks = cluster({"local": 1})
+    address = tasks.spec["local"][0]
+    name = unix.socket_name(address)
     sock = raw_connection(name)
     try:
         run_step = wire.METHOD_INDEX["RunStep"]
@@ -158,7 +129,7 @@ def test_bad_messages_get_errors_and_the_task_keeps_serving(servers):
         sock.close()
     with tf.Graph().as_default():
         x = tf.constant([1.0, 2.0]) * 3.0
-        master = RemoteMaster(cluster["local"][0], rpc.Security())
+        master = RemoteMaster(address, rpc.Security())
         try:
             handle = master.create_session(tf.get_default_graph().as_graph_def(),
                                            tf.ConfigProto())
@@ -167,12 +138,13 @@ def test_bad_messages_get_errors_and_the_task_keeps_serving(servers):
                                           [3.0, 6.0])
         finally:
             master.close()
-    assert server.target
+    assert tasks["local", 0].target
 
 
-def test_a_killed_task_is_unavailable_at_once_even_mid_call_and_rejoins_when_back(
-        ps_process):
-    cluster, worker, start, procs = ps_process
+def test_a_killed_task_is_unavailable_at_once_even_mid_call_and_rejoins_when_back(cluster):
+    spec = cluster_dict(ps=1, worker=1)
+    ps = cluster(spec, processes=True, skip={("worker", 0)})   # its own OS process
+    worker = cluster(spec, skip={("ps", 0)})["worker", 0]
     with tf.device("/job:ps/task:0"):
         q = tf.FIFOQueue(10, [tf.float32], shared_name="q")
         v = tf.Variable(5.0, name="v")
@@ -192,27 +164,29 @@ def test_a_killed_task_is_unavailable_at_once_even_mid_call_and_rejoins_when_bac
         waiter = threading.Thread(target=blocked_dequeue, daemon=True)
         waiter.start()
         time.sleep(0.5)
-        os.kill(procs[0].pid, signal.SIGKILL)
-        procs[0].wait()
+        os.kill(ps["ps", 0].pid, signal.SIGKILL)
+        ps["ps", 0].wait()
         waiter.join(timeout=10)
         assert not waiter.is_alive(), "a call to a killed task hung"
         (err, _), = failed
         assert isinstance(err, tf.errors.UnavailableError), err
         with pytest.raises(tf.errors.UnavailableError):
             sess.run(v + 1.0)
-    start()   # the same address again: the next session reaches the new task
+    # The same address again: the next session reaches the new task.
+    ps["ps", 0] = start_task(spec, "ps", 0)
+    wait_for_port(spec["ps"][0], proc=ps["ps", 0])
     with tf.Session(worker.target) as sess:
         sess.run(v.initializer)
         assert sess.run(v + 1.0) == 6.0
 
 
-def test_a_client_that_goes_away_cancels_its_steps_on_the_task(servers):
-    cluster = cluster_dict(local=1)
-    server = servers(cluster, "local", 0)
+def test_a_client_that_goes_away_cancels_its_steps_on_the_task(cluster):
+    tasks = cluster({"local": 1})
+    server = tasks["local", 0]
     with tf.device("/job:local/task:0"):
         q = tf.FIFOQueue(10, [tf.float32], shared_name="q")
         dequeue = q.dequeue()
-    master = RemoteMaster(cluster["local"][0], rpc.Security())
+    master = RemoteMaster(tasks.spec["local"][0], rpc.Security())
     handle = master.create_session(tf.get_default_graph().as_graph_def(), tf.ConfigProto())
     ended = []
     waiter = threading.Thread(daemon=True, target=lambda: ended.append(
@@ -256,16 +230,16 @@ def test_a_send_never_blocks_when_the_peer_does_not_read():
     reader.close()
 
 
-def test_a_grpc_call_its_caller_does_not_keep_still_runs(servers):
+def test_a_grpc_call_its_caller_does_not_keep_still_runs(cluster):
     # A step's CleanupGraph is such a call: gRPC used to cancel it once dropped.
-    cluster = cluster_dict(worker=1)
-    worker = servers(cluster, "worker", 0)
+    tasks = cluster({"worker": 1})
+    worker = tasks["worker", 0]
     with tf.container("dropped"), tf.device("/job:worker/task:0"):
         v = tf.Variable(1.0)
     with tf.Session(worker.target) as sess:
         sess.run(v.initializer)
     device = worker._worker.devices["/job:worker/replica:0/task:0/device:CPU:0"]
-    address = cluster["worker"][0]
+    address = tasks.spec["worker"][0]
     channel = rpc.GrpcChannel(address, rpc.Security(), address)
     try:
         channel.start("CleanupAll", wire.frame(worker_pb2.CleanupAllRequest(

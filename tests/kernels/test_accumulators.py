@@ -198,26 +198,23 @@ def test_sparse_shape_errors():
 
 # -- sharing and events --------------------------------------------------------------------
 
-def test_shared_by_name_across_sessions_of_a_server_and_checked():
-    server = tf.train.Server.create_local_server()
-    try:
-        graphs = [tf.Graph(), tf.Graph()]
-        accums = []
-        for graph in graphs:
-            with graph.as_default():
-                accums.append(tf.ConditionalAccumulator(tf.float32, shape=[], shared_name="g"))
-        with tf.Session(server.target, graph=graphs[0]) as one, \
-                tf.Session(server.target, graph=graphs[1]) as two:
-            one.run(accums[0].apply_grad(2.))
-            assert two.run(accums[1].num_accumulated()) == 1
-            with graphs[1].as_default():
-                other = tf.ConditionalAccumulator(tf.float64, shape=[], shared_name="g")
-            with pytest.raises(tf.errors.InvalidArgumentError,
-                               match="Shared accumulator 'g' has dtype float but the "
-                                     "requested dtype was double"):
-                two.run(other.num_accumulated())
-    finally:
-        server.stop()
+def test_shared_by_name_across_sessions_of_a_server_and_checked(cluster):
+    server = cluster({"local": 1})["local", 0]
+    graphs = [tf.Graph(), tf.Graph()]
+    accums = []
+    for graph in graphs:
+        with graph.as_default():
+            accums.append(tf.ConditionalAccumulator(tf.float32, shape=[], shared_name="g"))
+    with tf.Session(server.target, graph=graphs[0]) as one, \
+            tf.Session(server.target, graph=graphs[1]) as two:
+        one.run(accums[0].apply_grad(2.))
+        assert two.run(accums[1].num_accumulated()) == 1
+        with graphs[1].as_default():
+            other = tf.ConditionalAccumulator(tf.float64, shape=[], shared_name="g")
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match="Shared accumulator 'g' has dtype float but the "
+                                 "requested dtype was double"):
+            two.run(other.num_accumulated())
 
 
 def test_each_gradient_offered_is_an_event_naming_its_worker_and_steps():

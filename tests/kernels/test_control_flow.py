@@ -214,39 +214,6 @@ def test_loop_free_graphs_keep_the_plain_executor(device):
     assert run(nodes, device) == [3]
 
 
-def test_cond_across_tasks_sends_dead_values_over_the_wire(cluster):
-    worker = cluster({"ps": 1, "worker": 1})["worker", 0]
-    with tf.device("/job:ps/task:0"):
-        v = tf.Variable(10, name="v")
-    with tf.device("/job:worker/task:0"):
-        pred = tf.placeholder(tf.bool, [])
-        r = tf.cond(pred, lambda: tf.assign_add(v, 1), lambda: v * 2)
-    with tf.Session(worker.target) as sess:
-        sess.run(v.initializer)
-        assert [sess.run(r, {pred: p}) for p in (False, True, False)] == [20, 11, 22]
-
-
-def test_a_loop_on_a_worker_reads_a_ps_variable_but_may_not_update_it(cluster):
-    worker = cluster({"ps": 1, "worker": 1})["worker", 0]
-    with tf.device("/job:ps/task:0"):
-        v = tf.Variable(2, name="v")
-    with tf.device("/job:worker/task:0"):
-        reads = tf.while_loop(lambda i: i < 10, lambda i: i + v, [0])
-
-        def body(i):
-            with tf.control_dependencies([tf.assign_add(v, 1)]):
-                return i + 1
-
-        updates = tf.while_loop(lambda i: i < 3, body, [0])
-    with tf.Session(worker.target) as sess:
-        sess.run(v.initializer)
-        assert sess.run(reads) == 10
-        # the update runs on the ps (with its variable), the rest of the loop on the worker
-        with pytest.raises(UnimplementedError, match="The while loop 'while_1/while_context' "
-                                                     "spans devices"):
-            sess.run(updates)
-
-
 def test_gradients_through_a_while_loop_say_they_are_not_supported():
     x = tf.constant(2.0)
     out = tf.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, y * x), [0, 1.0])

@@ -1,4 +1,4 @@
-"""tf.scatter_update and its siblings: sparse updates of a ref variable, where it lives."""
+"""tf.scatter_update and its siblings: sparse updates of a ref variable."""
 
 import numpy as np
 import pytest
@@ -47,19 +47,3 @@ def test_updates_must_have_the_indices_rows_shape():
         tf.scatter_update(v, [0, 1], [[1.0, 1.0]])
     with pytest.raises(TypeError, match="requires that input 'ref' be a mutable tensor"):
         tf.scatter_add(tf.constant(INITIAL), [0], [[1.0, 1.0]])
-
-
-def test_a_scatter_built_on_a_worker_runs_on_the_variables_ps(cluster):
-    worker = cluster({"ps": 1, "worker": 1})["worker", 0]
-    with tf.device("/job:ps/task:0"):
-        v = tf.Variable(INITIAL, name="v")
-    with tf.device("/job:worker/task:0"):
-        update = tf.scatter_add(v, [1], [[10.0, 10.0]])
-    metadata = tf.RunMetadata()
-    with tf.Session(worker.target) as sess:
-        sess.run(v.initializer)
-        sess.run(update.op, options=tf.RunOptions(output_partition_graphs=True),
-                 run_metadata=metadata)
-        assert sess.run(v)[1].tolist() == [13.0, 14.0]
-    placed = {n.name: n.device for g in metadata.partition_graphs for n in g.node}
-    assert placed[update.op.name] == "/job:ps/replica:0/task:0/device:CPU:0"

@@ -305,32 +305,6 @@ def test_file_datasets(tmp_path):
         str(fixed), 3, header_bytes=2, footer_bytes=1)) == [b"abc", b"def"]
 
 
-# -- a pipeline on a remote task -------------------------------------------------------------
-
-def test_iterator_on_a_remote_task(cluster):
-    tasks = cluster({"ps": 1, "worker": 1})
-    with tf.device("/job:ps/task:0"):
-        scale = tf.constant(2, tf.int64)
-        dataset = tf.data.Dataset.range(4).map(lambda x: x * scale).batch(3)
-        iterator = dataset.make_initializable_iterator(shared_name="remote_it")
-        next_element = iterator.get_next()
-    with tf.device("/job:worker/task:0"):
-        total = tf.reduce_sum(next_element)
-    metadata = tf.RunMetadata()
-    options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE,
-                            output_partition_graphs=True)
-    with tf.Session(tasks["worker", 0].target) as sess:
-        sess.run(iterator.initializer)
-        assert sess.run(total, options=options, run_metadata=metadata) == 6
-    devices = {node.name: graph_device for partition in metadata.partition_graphs
-               for node in partition.node for graph_device in [node.device]}
-    assert devices["IteratorGetNext"].startswith("/job:ps/replica:0/task:0")
-    with tf.Session(tasks["ps", 0].target) as sess:  # the iterator lives on the ps task
-        assert sess.run(next_element).tolist() == [6]
-        with pytest.raises(tf.errors.OutOfRangeError):
-            sess.run(next_element)
-
-
 def test_a_missing_file_names_the_path(tmp_path):
     missing = tmp_path / "nope.csv"
     next_line = tf.data.TextLineDataset(str(missing)).make_one_shot_iterator().get_next()

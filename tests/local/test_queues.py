@@ -1,5 +1,5 @@
 """Queues through real sessions: the chapter's examples, TensorFlow's messages, blocking,
-closing, timeouts, sharing across sessions and tasks, and conservation of elements."""
+closing, timeouts, sharing across sessions, and conservation of elements."""
 
 import threading
 import time
@@ -385,41 +385,21 @@ def _queue_graph(shared_name=None, container=None):
     return graph, q
 
 
-def test_sharing_by_shared_name_and_container_across_sessions():
-    server = tf.train.Server.create_local_server()
-    try:
-        def size_after_enqueue_elsewhere(first, second):
-            graph1, q1 = _queue_graph(*first)
-            graph2, q2 = _queue_graph(*second)
-            with tf.Session(server.target, graph=graph1) as sess1, \
-                    tf.Session(server.target, graph=graph2) as sess2:
-                sess1.run(q1.enqueue(5))
-                return sess2.run(q2.size())
+def test_sharing_by_shared_name_and_container_across_sessions(cluster):
+    server = cluster({"local": 1})["local", 0]
 
-        assert size_after_enqueue_elsewhere(("shared_q",), ("shared_q",)) == 1
-        assert size_after_enqueue_elsewhere((None,), (None,)) == 0  # private per session
-        assert size_after_enqueue_elsewhere(("c_q", "my_problem_1"), ("c_q", "my_problem_1")) \
-            == 1
-        assert size_after_enqueue_elsewhere(("d_q", "c1"), ("d_q", "c2")) == 0
-    finally:
-        server.stop()
+    def size_after_enqueue_elsewhere(first, second):
+        graph1, q1 = _queue_graph(*first)
+        graph2, q2 = _queue_graph(*second)
+        with tf.Session(server.target, graph=graph1) as sess1, \
+                tf.Session(server.target, graph=graph2) as sess2:
+            sess1.run(q1.enqueue(5))
+            return sess2.run(q2.size())
 
-
-def test_queue_on_a_ps_task_shared_between_workers(cluster):
-    tasks = cluster({"ps": 1, "worker": 2})
-    graph = tf.Graph()
-    with graph.as_default(), tf.device("/job:ps/task:0"):
-        q = tf.FIFOQueue(10, tf.float32, shapes=[[2]], shared_name="shared_q")
-        enqueue = q.enqueue_many([[[1., 2.], [3., 4.]]])
-        dequeue = q.dequeue()
-    with tf.Session(tasks["worker", 0].target, graph=graph) as sess1, \
-            tf.Session(tasks["worker", 1].target, graph=graph) as sess2:
-        sess1.run(enqueue)
-        np.testing.assert_array_equal(sess2.run(dequeue), [1., 2.])
-        with tf.device("/job:worker/task:1"):
-            doubled = dequeue * 2
-        np.testing.assert_array_equal(sess2.run(doubled), [6., 8.])
-        assert sess1.run(q.size()) == 0
+    assert size_after_enqueue_elsewhere(("shared_q",), ("shared_q",)) == 1
+    assert size_after_enqueue_elsewhere((None,), (None,)) == 0  # private per session
+    assert size_after_enqueue_elsewhere(("c_q", "my_problem_1"), ("c_q", "my_problem_1")) == 1
+    assert size_after_enqueue_elsewhere(("d_q", "c1"), ("d_q", "c2")) == 0
 
 
 # -- conservation under random interleavings -------------------------------------------------

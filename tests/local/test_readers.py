@@ -272,21 +272,18 @@ def _shared_reader_graph(queue_name):
         return graph, queue, reader.read(queue)[1], reader.num_records_produced()
 
 
-def test_a_reader_shared_by_shared_name_across_sessions(tmp_path):
+def test_a_reader_shared_by_shared_name_across_sessions(cluster, tmp_path):
     path = write(tmp_path / "a.txt", "1\n2\n3\n")
-    server = tf.train.Server.create_local_server()
-    try:
-        graph1, queue, value1, _ = _shared_reader_graph("files")
-        graph2, _, value2, produced2 = _shared_reader_graph("files")
-        with tf.Session(server.target, graph=graph1) as sess1, \
-                tf.Session(server.target, graph=graph2) as sess2:
-            sess1.run(queue.enqueue(path))
-            assert sess1.run(value1) == b"1"
-            assert sess2.run(value2) == b"2"  # the same reader, in the middle of the file
-            assert sess2.run(produced2) == 2
-            assert sess1.run(value1) == b"3"
-    finally:
-        server.stop()
+    server = cluster({"local": 1})["local", 0]
+    graph1, queue, value1, _ = _shared_reader_graph("files")
+    graph2, _, value2, produced2 = _shared_reader_graph("files")
+    with tf.Session(server.target, graph=graph1) as sess1, \
+            tf.Session(server.target, graph=graph2) as sess2:
+        sess1.run(queue.enqueue(path))
+        assert sess1.run(value1) == b"1"
+        assert sess2.run(value2) == b"2"  # the same reader, in the middle of the file
+        assert sess2.run(produced2) == 2
+        assert sess1.run(value1) == b"3"
 
 
 def test_read_up_to_values_are_string_vectors(tmp_path):

@@ -1,5 +1,5 @@
-"""tf.train.Saver and checkpoints: save/restore locally, on a server target and across a
-cluster of processes; the state file; atomicity; corruption; max_to_keep; meta graphs."""
+"""tf.train.Saver and checkpoints: save/restore locally and on a server target; the state
+file; atomicity; corruption; max_to_keep; meta graphs."""
 
 import os
 import time
@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 import dtfnb as tf
-from dtfnb.protos import checkpoint_pb2
-from tests.helpers import Cluster, cluster_dict, start_task, wait_for_port
+from tests.helpers import checkpoint_index
 
 
 def model():
@@ -28,12 +27,6 @@ def assert_values(sess, variables, values):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(values[name]), err_msg=name)
 
 
-def read_index(prefix):
-    with open(prefix + ".index", "rb") as f:
-        body = f.read()[:-20]  # the footer: length, crc32, magic
-    return checkpoint_pb2.CheckpointIndex.FromString(body)
-
-
 # -- saving and restoring --------------------------------------------------------------
 
 def test_save_writes_prefix_files_and_the_state_file_as_tensorflow_does(tmp_path):
@@ -48,7 +41,7 @@ def test_save_writes_prefix_files_and_the_state_file_as_tensorflow_does(tmp_path
         "model.ckpt-1000.meta"]
     assert (tmp_path / "checkpoint").read_text() == (
         f'model_checkpoint_path: "{prefix}"\nall_model_checkpoint_paths: "{prefix}"\n')
-    index = read_index(prefix)
+    index = checkpoint_index(prefix)
     assert sorted(index.entries) == sorted(values)
     assert index.num_shards == 1
     assert [d.size for d in index.entries["w"].shape.dim] == [2, 3]
@@ -83,7 +76,7 @@ def test_var_list_as_a_dict_names_the_tensors_and_maps_them_to_other_variables(t
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         path = saver.save(sess, str(tmp_path / "m"))
-    assert sorted(read_index(path).entries) == ["global", "weights"]
+    assert sorted(checkpoint_index(path).entries) == ["global", "weights"]
     with tf.Graph().as_default():
         new = tf.Variable([0.0, 0.0], name="new_name")
         with tf.Session() as sess:
@@ -133,7 +126,8 @@ def test_sharded_saver_writes_one_data_file_per_device(tmp_path):
         sess.run([a.assign(0.0), c.assign(0)])
         saver.restore(sess, path)
         assert sess.run([a, c]) == [1.0, 4]
-    assert {n: e.shard for n, e in read_index(path).entries.items()} == {"a": 0, "b": 1, "c": 1}
+    assert {n: e.shard for n, e in checkpoint_index(path).entries.items()} == \
+        {"a": 0, "b": 1, "c": 1}
     assert os.path.exists(path + ".data-00000-of-00002")
     assert os.path.exists(path + ".data-00001-of-00002")
     with tf.Session(config=config) as sess:  # an unsharded saver reads every shard
@@ -164,19 +158,16 @@ def test_variables_on_gpus_are_saved_by_cpu_kernels(tmp_path):
     assert ran["save/SaveShard_1"].endswith("/device:CPU:0")
 
 
-def test_save_and_restore_on_an_in_process_server_target(tmp_path):
-    server = tf.train.Server.create_local_server()
-    try:
-        v = tf.Variable([[1, 2], [3, 4]], name="v")
-        saver = tf.train.Saver()
-        with tf.Session(server.target) as sess:
-            sess.run(v.initializer)
-            path = saver.save(sess, str(tmp_path / "m"), global_step=0)
-            sess.run(v.assign([[0, 0], [0, 0]]))
-            saver.restore(sess, path)
-            np.testing.assert_array_equal(sess.run(v), [[1, 2], [3, 4]])
-    finally:
-        server.stop()
+def test_save_and_restore_on_an_in_process_server_target(cluster, tmp_path):
+    server = cluster({"local": 1})["local", 0]
+    v = tf.Variable([[1, 2], [3, 4]], name="v")
+    saver = tf.train.Saver()
+    with tf.Session(server.target) as sess:
+        sess.run(v.initializer)
+        path = saver.save(sess, str(tmp_path / "m"), global_step=0)
+        sess.run(v.assign([[0, 0], [0, 0]]))
+        saver.restore(sess, path)
+        np.testing.assert_array_equal(sess.run(v), [[1, 2], [3, 4]])
 
 
 # -- errors ----------------------------------------------------------------------------
@@ -445,44 +436,3 @@ def test_import_meta_graph_returns_a_saver_that_restores_the_graph(tmp_path):
                 imported.restore(sess, path)
                 np.testing.assert_array_equal(sess.run(graph.get_tensor_by_name(scope + "y:0")),
                                               [3.0, 6.0])
-
-
-# -- a cluster of processes ------------------------------------------------------------
-
-def test_sharded_checkpoints_across_ps_processes_survive_a_killed_ps_task(tmp_path):
-    """Each ps task writes the shard of its own variables; a ps task killed with SIGKILL and
-    restarted has lost them, and restoring the latest checkpoint brings them back."""
-    cluster = cluster_dict(ps=2, worker=1)
-    target = "grpc://" + cluster["worker"][0]
-    with Cluster(cluster, processes=True) as procs:
-        with tf.device(tf.train.replica_device_setter(cluster=tf.train.ClusterSpec(cluster))):
-            a = tf.Variable([1.0, 2.0], name="a")
-            b = tf.Variable(3.0, name="b")
-            c = tf.Variable(4, name="c")
-        saver = tf.train.Saver(sharded=True)
-        with tf.Session(target) as sess:
-            sess.run(tf.global_variables_initializer())
-            metadata = tf.RunMetadata()
-            prefix = sess.run(saver.saver_def.save_tensor_name,
-                              {saver.saver_def.filename_tensor_name: str(tmp_path / "m-0")},
-                              options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
-                              run_metadata=metadata)
-            path = saver.save(sess, str(tmp_path / "m"), global_step=1)
-        ran = {n.node_name: dev.device for dev in metadata.step_stats.dev_stats
-               for n in dev.node_stats}
-        assert ran["save/SaveShard"] == "/job:ps/replica:0/task:0/device:CPU:0"
-        assert ran["save/SaveShard_1"] == "/job:ps/replica:0/task:1/device:CPU:0"
-        assert prefix == str(tmp_path / "m-0").encode()
-        assert {n: e.shard for n, e in read_index(path).entries.items()} == \
-            {"a": 0, "b": 1, "c": 0}
-
-        procs["ps", 1].kill()
-        procs["ps", 1].wait()
-        procs["ps", 1] = start_task(cluster, "ps", 1)
-        wait_for_port(cluster["ps"][1], proc=procs["ps", 1])
-        with tf.Session(target) as sess:
-            assert list(sess.run(tf.report_uninitialized_variables())) == [b"b"]
-            saver.restore(sess, tf.train.latest_checkpoint(str(tmp_path)))
-            a_value, b_value, c_value = sess.run([a, b, c])
-    np.testing.assert_array_equal(a_value, [1.0, 2.0])
-    assert (b_value, c_value) == (3.0, 4)

@@ -1,7 +1,6 @@
 """Session.run: fetch structures, feeds, default sessions, callables and timeouts."""
 
 import collections
-import contextlib
 import threading
 import time
 
@@ -363,45 +362,9 @@ def test_fed_strings_become_bytes_as_in_tensorflow():
         assert sess.run(p, {p: []}).shape == (0,)
 
 
-def _first_runs_at_once(sess, n):
-    """Adds a queue and its enqueue, runs the enqueue for the first time from n threads at
-    once, and returns (their errors, what the queue then holds)."""
-    x = tf.placeholder(tf.int32, [])
-    queue = tf.FIFOQueue(n, tf.int32, shapes=[[]])
-    enqueue = queue.enqueue(x)
-    size = queue.size()
-    start = threading.Barrier(n)
-    errors = []
-
-    def first_run(i):
-        start.wait()
-        try:
-            sess.run(enqueue, {x: i})
-        except Exception as err:
-            errors.append(err)
-
-    threads = [threading.Thread(target=first_run, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return errors, sess.run(queue.dequeue_up_to(sess.run(size)))
-
-
-@pytest.mark.parametrize("where", ["in-process", "task process"])
-def test_concurrent_first_runs_after_the_graph_grew_lose_nothing(where):
-    # The graph must cross to the master once, and each element arrive once.
-    with contextlib.ExitStack() as stack:
-        target = ""
-        if where == "task process":
-            cluster = helpers.cluster_dict(local=1)
-            stack.enter_context(helpers.Cluster(cluster, processes=True))
-            target = "grpc://" + cluster["local"][0]
-        sess = stack.enter_context(tf.Session(target))
-        for round_ in range(100):
-            errors, got = _first_runs_at_once(sess, 100)
-            assert errors == [], f"round {round_}: {errors[:3]}"
-            assert sorted(got) == list(range(100)), f"round {round_}"
+def test_concurrent_first_runs_after_the_graph_grew_lose_nothing():
+    with tf.Session() as sess:
+        helpers.assert_concurrent_first_runs_lose_nothing(sess)
 
 
 def test_names_may_be_bytes_as_in_tensorflow():

@@ -11,10 +11,9 @@ import dtfnb as tf
 
 
 @pytest.fixture
-def server():
-    server = tf.train.Server({"local": ["127.0.0.1:0"]}, "local", 0)
-    yield server
-    server.stop()
+def server(cluster):
+    """One task: its event log is where the variable updates are published."""
+    return cluster({"local": 1})["local", 0]
 
 
 def _updates(subscription):

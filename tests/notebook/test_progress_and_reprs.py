@@ -7,7 +7,6 @@ import pytest
 import dtfnb as tf
 from dtfnb.notebook import progress
 from dtfnb.notebook.launcher import LocalCluster
-from tests.helpers import cluster_dict
 
 
 def test_text_progress_over_an_iterable_and_a_total():
@@ -37,7 +36,7 @@ def html(shell):
     shell.run_line_magic("load_ext", "dtfnb")
 
 
-def test_html_and_text_of_the_core_classes(html):
+def test_html_and_text_of_the_core_classes(html, cluster):
     formatter, text = html
     spec = tf.train.ClusterSpec({"ps": ["127.0.0.1:2221"], "worker": ["127.0.0.1:2222"]})
     assert "<td>worker</td><td>0</td><td>127.0.0.1:2222</td>" in formatter(spec)
@@ -59,12 +58,9 @@ def test_html_and_text_of_the_core_classes(html):
                              "on this process>"
         assert "on <code>in-process</code>" in formatter(sess)
     assert text(sess).endswith(", closed>")
-    server = tf.train.Server(cluster_dict(worker=1), "worker", 0)
-    try:
-        assert "/job:worker/replica:0/task:0" in formatter(server)
-        assert formatter(server).endswith(": serving")
-    finally:
-        server.stop()
-    cluster = LocalCluster({"ps": 1}, gpus=2, start=False)
-    assert text(cluster) == "<LocalCluster 'cluster' (ps: 1): 1 stopped>"
-    assert "(1 CPU, 2 emulated GPU per task)" in formatter(cluster)
+    server = cluster({"worker": 1})["worker", 0]
+    assert "/job:worker/replica:0/task:0" in formatter(server)
+    assert formatter(server).endswith(": serving")
+    launcher = LocalCluster({"ps": 1}, gpus=2, start=False)
+    assert text(launcher) == "<LocalCluster 'cluster' (ps: 1): 1 stopped>"
+    assert "(1 CPU, 2 emulated GPU per task)" in formatter(launcher)

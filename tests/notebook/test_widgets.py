@@ -12,16 +12,15 @@ from dtfnb.notebook import ClusterView, LocalCluster, PlacementView, QueueMonito
 from dtfnb.notebook.stream import Feed
 from dtfnb.protos import monitor_pb2
 from dtfnb.runtime.events import EventLog
-from tests.helpers import cluster_dict, poll_for
+from tests.helpers import poll_for
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 @pytest.fixture
-def server():
-    server = tf.train.Server(cluster_dict(ps=1), "ps", 0)
-    yield server
-    server.stop()
+def server(cluster):
+    """An in-process task, whose event stream the widgets watch."""
+    return cluster({"ps": 1})["ps", 0]
 
 
 def _bundle_is_complete(widget):
