@@ -99,23 +99,25 @@ def main(argv=None):
     config = config_pb2.ConfigProto(device_count={"CPU": args.cpus},
                                     emulated_gpus=args.emulated_gpus,
                                     intra_op_parallelism_threads=args.intra_op_threads)
-    server = Server(cluster, job, task, config=config)
-
-    def stop(*_):
-        # A stop that hangs says where: every thread's stack goes to stderr after 10 s.
-        faulthandler.dump_traceback_later(_STOP_REPORT_SECONDS, exit=False)
-        threading.Thread(target=server.stop).start()
-
+    # The handlers come before the server: a SIGTERM as the task comes up stops it cleanly
+    # rather than killing it. They only note the request (a handler that took a lock could
+    # interrupt its own thread holding it); the main thread then stops the server.
+    stop_asked = []
     for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, stop)
+        signal.signal(signum, lambda signum, frame: stop_asked.append(signum))
+    server = Server(cluster, job, task, config=config)
     if args.exit_with_parent is not None:
         threading.Thread(target=_watch_parent, args=(server, args.exit_with_parent or parent),
                          daemon=True).start()
     log.info("%s serving at %s", task_name(job, task), server.target)
-    # Not a plain join: the kernel may hand SIGTERM to any thread, and Python runs its
+    # Not a plain wait: the kernel may hand SIGTERM to any thread, and Python runs its
     # handler only when the main thread wakes, which a wait without timeout never does.
-    while not server.stopped.wait(_SIGNAL_CHECK_SECONDS):
+    while not (stop_asked or server.stopped.wait(_SIGNAL_CHECK_SECONDS)):
         pass
+    # A stop that hangs says where: every thread's stack goes to stderr after 10 s.
+    faulthandler.dump_traceback_later(_STOP_REPORT_SECONDS, exit=False)
+    server.stop()
+    server.stopped.wait()   # a stop that the parent's watch began ends first
     log.info("%s stopped", task_name(job, task))  # the report stays armed for the exit
 
 
