@@ -14,7 +14,7 @@ $(VENV)/.installed: pyproject.toml extension/package.json extension/yarn.lock \
 		$(wildcard extension/src/*.ts extension/style/*)
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q --no-compile -e '.[dev]'
 	touch $@
 
 # TensorFlow for the differential tier (tests/differential/) and the benchmarks' comparisons:
@@ -39,15 +39,16 @@ demo: setup
 lint: setup
 	$(VENV)/bin/ruff check dtfnb tests benchmarks examples
 
-# Then the tutorials: nbval runs every cell of notebooks/ and compares the outputs of
-# cells marked NBVAL_CHECK_OUTPUT; they were saved without CUDA, so CUDA is hidden.
-# TEST_WORKERS processes share the tests, a file (a notebook) to each at a time: most
-# tests wait on processes, sockets and deadlines, so two keep a 2-core machine busy.
+# The suite and the tutorials in one run: nbval runs every cell of notebooks/ and compares
+# the outputs of cells marked NBVAL_CHECK_OUTPUT (notebooks/conftest.py hides CUDA from
+# their kernels). TEST_WORKERS processes share the files, one file (a notebook) to each at
+# a time, in the order tests/conftest.py puts them: most tests wait on processes, sockets
+# and deadlines, so two keep two cores busy.
 TEST_WORKERS ?= 2
 test: lint
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=15
-	CUDA_VISIBLE_DEVICES= $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=10 \
-		--nbval-lax --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg notebooks/
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=20 \
+		tests notebooks \
+		--nbval-lax --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg
 
 # Regenerates dtfnb/protos/*_pb2.py; tests/packaging/test_protos.py fails when they are stale.
 protos: setup
