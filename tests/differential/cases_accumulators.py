@@ -6,10 +6,18 @@ from observe import outcome
 
 
 def _steps(tf, steps, timeout_ms=50):
-    """Runs each fetch of `steps` in one session, in order; what each gave or raised."""
-    options = tf.RunOptions(timeout_in_ms=timeout_ms)
+    """Runs each fetch of `steps` in one session, in order; what each gave or raised. Only a
+    take, which may wait, has a deadline: a loaded machine cannot time out the others."""
+    deadline = tf.RunOptions(timeout_in_ms=timeout_ms)
     with tf.Session() as sess:
-        return [outcome(sess.run, step, options=options) for step in steps]
+        return [outcome(sess.run, step, options=deadline if _takes(step) else None)
+                for step in steps]
+
+
+def _takes(step):
+    """Whether `step` (an op, a tensor, or the tuple a sparse take gives) takes gradients."""
+    first = step[0] if isinstance(step, tuple) else step
+    return "TakeGradient" in getattr(first, "op", first).type
 
 
 # -- dense ------------------------------------------------------------------------------

@@ -15,9 +15,11 @@ import numpy as np
 from observe import error_message, node_defs, outcome
 
 KINDS = ("fifo", "padding", "shuffle", "priority")
-# Long enough that a step which does not block ends in time on a loaded 2-core machine
-# (TensorFlow under heavy load missed 20 ms); every step that does block waits this long.
-TIMEOUT_MS = 50
+# The deadline of a step that may block (a dequeue, an enqueue); the others have none, so
+# that a loaded machine cannot time them out (TensorFlow under load missed 20 ms).
+TIMEOUT_MS = 20
+_BLOCKING = {"QueueDequeueV2", "QueueDequeueManyV2", "QueueDequeueUpToV2", "QueueEnqueueV2",
+             "QueueEnqueueManyV2"}
 
 
 def make(tf, kind, capacity=4, shapes=True, **kwargs):
@@ -47,12 +49,14 @@ def row(kind, i):
 
 
 def steps(tf, kind, *fetches):
-    """Runs each fetch in its own step of one session (each with a timeout): what it
-    returned (ordered by `a` for a RandomShuffleQueue) or the error it raised."""
+    """Runs each fetch in its own step of one session (with a deadline if it may block):
+    what it returned (ordered by `a` for a RandomShuffleQueue) or the error it raised."""
     seen = []
-    options = tf.RunOptions(timeout_in_ms=TIMEOUT_MS)
+    deadline = tf.RunOptions(timeout_in_ms=TIMEOUT_MS)
     with tf.Session() as sess:
         for fetch in fetches:
+            first = fetch[0] if isinstance(fetch, (list, tuple)) else fetch
+            options = deadline if getattr(first, "op", first).type in _BLOCKING else None
             try:
                 seen.append(ordered(kind, sess.run(fetch, options=options)))
             except tf.errors.OpError as err:

@@ -62,7 +62,9 @@ class _Files:
 def _steps(tf, files, build, names=None, close=True, timeout_ms=50):
     """Writes `files`, fills a queue with the paths of `names` (every file by default),
     closes it unless told not to, and runs each fetch that `build(queue, files)` lists
-    in one session, in order; what each gave or raised."""
+    in one session, in order; what each gave or raised. A read waits for work only from
+    an open queue: only then do the steps get a deadline, so that a loaded machine cannot
+    time out the others."""
     with _Files(files) as where:
         queue = tf.FIFOQueue(10, tf.string, shapes=[[]])
         paths = [where.path(n) for n in (files if names is None else names)]
@@ -70,7 +72,7 @@ def _steps(tf, files, build, names=None, close=True, timeout_ms=50):
         if close:
             fill.append(queue.close())
         steps = build(queue, where)
-        options = tf.RunOptions(timeout_in_ms=timeout_ms)
+        options = None if close else tf.RunOptions(timeout_in_ms=timeout_ms)
         with tf.Session() as sess:
             for op in fill:
                 sess.run(op)
