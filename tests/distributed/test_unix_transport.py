@@ -30,24 +30,17 @@ def status(address):
     return wire.unframe(data, worker_pb2.GetStatusResponse)[0]
 
 
-def test_a_task_on_this_host_is_called_over_its_unix_socket(cluster):
-    address = cluster({"local": 1}).spec["local"][0]
-    assert status(address).local_socket == unix.socket_name(address)
+@pytest.mark.parametrize("channel, expected", [("unix", unix.UnixChannel),
+                                               ("grpc", rpc.GrpcChannel)])
+def test_a_task_on_this_host_is_called_over_its_unix_socket_unless_switched_off(
+        cluster, channel, expected):
+    address = cluster({"local": 1}, channel=channel).spec["local"][0]
+    served = unix.socket_name(address) if channel == "unix" else ""
+    assert status(address).local_socket == served
     worker = RemoteWorker("/job:local/replica:0/task:0", address, rpc.Security())
     try:
         worker.status()
-        assert isinstance(worker.channel, unix.UnixChannel)
-    finally:
-        worker.close()
-
-
-def test_switched_off_tasks_and_clients_speak_grpc_alone(cluster):
-    address = cluster({"local": 1}, channel="grpc").spec["local"][0]
-    assert status(address).local_socket == ""
-    worker = RemoteWorker("/job:local/replica:0/task:0", address, rpc.Security())
-    try:
-        worker.status()
-        assert isinstance(worker.channel, rpc.GrpcChannel)
+        assert isinstance(worker.channel, expected)
     finally:
         worker.close()
 
