@@ -1,7 +1,7 @@
-"""Element structures of tf.data: a leaf, or tuples and dicts of structures.
+"""Element structures of tf.data: tf.nest's (ops/nest.py), except that only tuples and dicts
+are structures and a list is one component, as in TensorFlow's data/util/nest.py."""
 
-Flattening walks tuples in order and dicts by sorted key, as TensorFlow's nest does.
-"""
+from dtfnb.ops import nest
 
 
 def is_sequence(value):
@@ -11,32 +11,17 @@ def is_sequence(value):
 
 def flatten(structure):
     """The leaves of `structure` in order (dict values by sorted key), as a list."""
-    if isinstance(structure, dict):
-        return [leaf for key in sorted(structure) for leaf in flatten(structure[key])]
-    if isinstance(structure, tuple):
-        return [leaf for item in structure for leaf in flatten(item)]
-    return [structure]
+    return nest.flatten(structure, is_sequence)
 
 
 def pack_sequence_as(structure, flat):
     """The structure of `structure` with the leaves of `flat`, in order."""
-    leaves = iter(flat)
-
-    def pack(node):
-        if isinstance(node, dict):
-            packed = {key: pack(node[key]) for key in sorted(node)}
-            return type(node)((key, packed[key]) for key in node)
-        if isinstance(node, tuple):
-            items = [pack(item) for item in node]
-            return type(node)(*items) if hasattr(node, "_fields") else tuple(items)
-        return next(leaves)
-
-    return pack(structure)
+    return nest.pack_sequence_as(structure, flat, is_sequence)
 
 
 def map_structure(fn, structure):
     """Applies `fn` to each leaf of `structure`, and returns the results in its shape."""
-    return pack_sequence_as(structure, [fn(leaf) for leaf in flatten(structure)])
+    return nest.map_structure(fn, structure, is_sequence)
 
 
 def lists_to_tuples(structure):

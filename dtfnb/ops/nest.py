@@ -17,37 +17,39 @@ def _children(value):
     return list(value)
 
 
-def flatten(structure):
-    """The leaves of `structure` in order (dict values by sorted key), as a list."""
-    if not is_nested(structure):
+def flatten(structure, nested=is_nested):
+    """The leaves of `structure` in order (dict values by sorted key), as a list.
+    `nested` tells a structure from a leaf (tf.data's takes a list as a leaf)."""
+    if not nested(structure):
         return [structure]
-    return [leaf for child in _children(structure) for leaf in flatten(child)]
+    return [leaf for child in _children(structure) for leaf in flatten(child, nested)]
 
 
-def map_structure(fn, structure):
+def map_structure(fn, structure, nested=is_nested):
     """Applies `fn` to each leaf of `structure`, and returns the results in its shape."""
-    return pack_sequence_as(structure, [fn(x) for x in flatten(structure)])
+    return pack_sequence_as(structure, [fn(x) for x in flatten(structure, nested)], nested)
 
 
-def pack_sequence_as(structure, flat):
+def pack_sequence_as(structure, flat, nested=is_nested):
     """Puts the leaves of `flat` back into the shape of `structure`."""
     flat = list(flat)
-    packed, used = _pack(structure, flat, 0)
+    packed, used = _pack(structure, flat, 0, nested)
     if used != len(flat):
         raise ValueError(f"Structure had {used} elements, but flat_sequence had "
                          f"{len(flat)} elements.")
     return packed
 
 
-def _pack(structure, flat, start):
-    if not is_nested(structure):
+def _pack(structure, flat, start, nested):
+    if not nested(structure):
         return flat[start], start + 1
     items = []
     for child in _children(structure):
-        item, start = _pack(child, flat, start)
+        item, start = _pack(child, flat, start, nested)
         items.append(item)
-    if isinstance(structure, dict):
-        return type(structure)(zip(sorted(structure), items)), start
+    if isinstance(structure, dict):  # filled by sorted key, given back in its own order
+        by_key = dict(zip(sorted(structure), items))
+        return type(structure)((key, by_key[key]) for key in structure), start
     if hasattr(structure, "_fields"):  # a namedtuple
         return type(structure)(*items), start
     return type(structure)(items), start
@@ -73,10 +75,6 @@ def _difference(a, b):
                             f'substructure "{_describe(other)}" is not')
     if not is_nested(a):
         return None
-    if len(a) != len(b):
-        return ValueError, (f"The two structures don't have the same number of elements. "
-                            f"First structure: {_describe(a)}. Second structure: "
-                            f"{_describe(b)}")
     if type(a) is not type(b):
         return TypeError, (f"The two namedtuples don't have the same sequence type. First "
                            f"structure {_describe(a)} has type {type(a).__name__}, while "
@@ -85,10 +83,16 @@ def _difference(a, b):
         return ValueError, (f"The two dictionaries don't have the same set of keys. First "
                             f"structure has keys {_describe(sorted(a))}, while second "
                             f"structure has keys {_describe(sorted(b))}")
+    # As TensorFlow's: the items are compared pairwise, and a difference in number shows
+    # only where one structure runs out.
     for x, y in zip(_children(a), _children(b)):
         found = _difference(x, y)
         if found is not None:
             return found
+    if len(a) != len(b):
+        return ValueError, (f"The two structures don't have the same number of elements. "
+                            f"First structure: {_describe(a)}. Second structure: "
+                            f"{_describe(b)}")
     return None
 
 

@@ -109,6 +109,25 @@ def cond_structures(tf):
     return results, run(tf, results)
 
 
+def dict_structures_keep_their_key_order(tf):
+    """Filled by sorted key, given back in the branch's own order (which a comparison of
+    the dicts would not see)."""
+    x = tf.constant(1.0)
+    taken = tf.cond(tf.constant(True), lambda: {"b": x, "a": x + 1},
+                    lambda: {"b": x - 1, "a": x})
+    looped = tf.while_loop(lambda v: v["b"] < 3.0, lambda v: [{"b": v["b"] + 1, "a": v["a"]}],
+                           [{"b": x, "a": x}])
+    return [list(taken), list(looped[0])]
+
+
+def structures_differ_first_in_their_items(tf):
+    """A body whose result differs from the loop variables both in number and in an item:
+    the item's difference is the one named, as TensorFlow compares items pairwise."""
+    x = tf.constant(1.0)
+    return outcome(tf.while_loop, lambda v: v["b"] < 3.0,
+                   lambda v: {"b": v["b"] + 1, "a": v["a"]}, [{"b": x, "a": x}])
+
+
 def cond_returns_outside_tensor(tf):
     x = tf.constant(4, name="x")
     y = tf.constant(5, name="y")
