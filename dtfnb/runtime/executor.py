@@ -264,16 +264,20 @@ class _Run:
                  "stats", "roots", "receives")
 
     def __init__(self, executor, step, schedule):
-        self.plan = executor._plan
-        self.step = step
-        self.device = executor.device
+        self._bind(executor, step)
         self.slots = list(schedule.slots)
         self.pending = list(schedule.pending)
         self.remaining = schedule.count
+        self.roots = schedule.roots
+
+    def _bind(self, executor, step):
+        """What every kind of run keeps: the plan, the step, the device, how it ends."""
+        self.plan = executor._plan
+        self.step = step
+        self.device = executor.device
         self.lock = threading.Lock()
         self.done = threading.Event()
         self.stats = None if step.stats is None else step.stats.device(self.device.name)
-        self.roots = schedule.roots
         self.receives = executor._receives
 
     def start(self):
@@ -392,14 +396,8 @@ class _FrameRun(_Run):
     __slots__ = ("state",)
 
     def __init__(self, executor, step):
-        self.plan = executor._plan
-        self.step = step
-        self.device = executor.device
+        self._bind(executor, step)
         self.state = FrameState(executor._frames)
-        self.lock = threading.Lock()
-        self.done = threading.Event()
-        self.stats = None if step.stats is None else step.stats.device(self.device.name)
-        self.receives = executor._receives
 
     def start(self):
         with self.lock:
