@@ -529,50 +529,26 @@ def _reduce(op_type, input_tensor, axis, keepdims, name, reduction_indices, keep
                                   "Tidx": axes.dtype, "keep_dims": bool(keepdims)})
 
 
-def reduce_sum(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
+def _reduction(op_type, what):
+    def reduce(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
                keep_dims=None):
-    """Sums the elements of a tensor over `axis` (all axes if None).
+        return _reduce(op_type, input_tensor, axis, keepdims, name, reduction_indices,
+                       keep_dims)
 
-    As in TensorFlow 1, `reduction_indices` and `keep_dims` are older spellings of `axis` and
-    `keepdims`.
-    """
-    return _reduce("Sum", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
-
-
-def reduce_mean(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
-                keep_dims=None):
-    """Averages the elements of a tensor over `axis` (all axes if None)."""
-    return _reduce("Mean", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+    reduce.__name__ = reduce.__qualname__ = f"reduce_{op_type.lower()}"
+    reduce.__doc__ = (f"{what} over `axis` (all axes if None). As in TensorFlow 1, "
+                      "`reduction_indices` and `keep_dims` are older spellings of `axis` "
+                      "and `keepdims`.")
+    return reduce
 
 
-def reduce_max(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
-               keep_dims=None):
-    """The maximum of the elements of a tensor over `axis` (all axes if None)."""
-    return _reduce("Max", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
-
-
-def reduce_min(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
-               keep_dims=None):
-    """The minimum of the elements of a tensor over `axis` (all axes if None)."""
-    return _reduce("Min", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
-
-
-def reduce_prod(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
-                keep_dims=None):
-    """Multiplies the elements of a tensor over `axis` (all axes if None)."""
-    return _reduce("Prod", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
-
-
-def reduce_any(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
-               keep_dims=None):
-    """The logical OR of a bool tensor's elements over `axis` (all axes if None)."""
-    return _reduce("Any", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
-
-
-def reduce_all(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
-               keep_dims=None):
-    """The logical AND of a bool tensor's elements over `axis` (all axes if None)."""
-    return _reduce("All", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+reduce_sum = _reduction("Sum", "Sums the elements of a tensor")
+reduce_mean = _reduction("Mean", "Averages the elements of a tensor")
+reduce_max = _reduction("Max", "The maximum of the elements of a tensor")
+reduce_min = _reduction("Min", "The minimum of the elements of a tensor")
+reduce_prod = _reduction("Prod", "Multiplies the elements of a tensor")
+reduce_any = _reduction("Any", "The logical OR of a bool tensor's elements")
+reduce_all = _reduction("All", "The logical AND of a bool tensor's elements")
 
 
 def _kept_shape(op):
@@ -703,24 +679,19 @@ def cast(x, dtype, name=None):
                            attrs={"SrcT": x.dtype.base_dtype, "DstT": dtype, "Truncate": False})
 
 
-def to_float(x, name="ToFloat"):
-    """Casts a tensor to float32 (deprecated in TensorFlow: use `tf.cast`)."""
-    return cast(x, dtypes.float32, name=name)
+def _cast_to(dtype, default_name):
+    def cast_to(x, name=default_name):
+        return cast(x, dtype, name=name)
+
+    cast_to.__name__ = cast_to.__qualname__ = "to_" + default_name[len("To"):].lower()
+    cast_to.__doc__ = f"Casts a tensor to {dtype.name} (deprecated in TensorFlow: use `tf.cast`)."
+    return cast_to
 
 
-def to_double(x, name="ToDouble"):
-    """Casts a tensor to float64 (deprecated in TensorFlow: use `tf.cast`)."""
-    return cast(x, dtypes.float64, name=name)
-
-
-def to_int32(x, name="ToInt32"):
-    """Casts a tensor to int32 (deprecated in TensorFlow: use `tf.cast`)."""
-    return cast(x, dtypes.int32, name=name)
-
-
-def to_int64(x, name="ToInt64"):
-    """Casts a tensor to int64 (deprecated in TensorFlow: use `tf.cast`)."""
-    return cast(x, dtypes.int64, name=name)
+to_float = _cast_to(dtypes.float32, "ToFloat")
+to_double = _cast_to(dtypes.float64, "ToDouble")
+to_int32 = _cast_to(dtypes.int32, "ToInt32")
+to_int64 = _cast_to(dtypes.int64, "ToInt64")
 
 
 @RegisterGradient("Cast")
