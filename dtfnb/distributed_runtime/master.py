@@ -424,7 +424,6 @@ class Master(MasterInterface):
 
     def __init__(self, task_spec, workers, events=None, server_config=None,
                  session_gc_seconds=0.0):
-        self.task_spec = task_spec
         self.events = events if events is not None else EventLog(task_spec.to_string())
         # A local session (TensorFlow's DirectSession) feeds and fetches on its CPU:0.
         client_device = None if server_config is not None else task_spec.merge_from(

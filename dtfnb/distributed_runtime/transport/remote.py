@@ -156,7 +156,7 @@ class RemoteWorker(_Connection, WorkerInterface):
     def start_graph(self, graph_handle, step, alone=True):
         """Starts the graph's RunGraph for `step`; returns the call, to `wait()` on.
         `alone`: nothing else of the step runs meanwhile (see _GraphCall)."""
-        return _GraphCall(self, graph_handle, step, watched=not alone)
+        return _GraphCall(self, graph_handle, step, alone)
 
     def cleanup(self, step_id, graph_handle, error):
         """Tells the task that a step of the graph failed elsewhere (no reply awaited)."""
@@ -205,14 +205,14 @@ class RemoteWorker(_Connection, WorkerInterface):
 class _GraphCall:
     """One RunGraph: fills the step's fetches, or aborts the step with its error.
 
-    `watched`: the call starts at once and its reply is handled as soon as it comes,
-    so that a failure aborts the rest of the step at once (needed when other
+    Unless `alone`, the call starts at once and its reply is handled as soon as it
+    comes, so that a failure aborts the rest of the step at once (needed when other
     partitions run beside it). A lone call is made in `wait()` as a blocking call
     instead: gRPC delivers large replies to a blocked caller twice as fast as to a
     future.
     """
 
-    def __init__(self, worker, graph_handle, step, watched):
+    def __init__(self, worker, graph_handle, step, alone):
         self._worker = worker
         self._graph_handle = graph_handle
         self._step = step
@@ -236,7 +236,7 @@ class _GraphCall:
         self._incoming = None
         self._call = None
         self._patience = None
-        if watched:
+        if not alone:
             try:
                 self._call = worker.channel.start("RunGraph", self._request, self._reply)
             except OpError as err:
