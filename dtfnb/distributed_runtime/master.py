@@ -6,8 +6,10 @@ node not placed yet (the whole graph, as TensorFlow does), then, once per
 registers the partitions with the workers; later runs with that signature
 only execute. The session drives each step itself, over its Cluster: the Worker of
 each task (interfaces.WorkerInterface) starts its part, and the session waits for
-them all. It publishes each placement, and each step while someone watches, to its
-task's EventLog.
+them all. It publishes each placement and each plan (what one signature runs, where,
+and the tensors it moves between devices: a PlanEvent), and each step while someone
+watches (with the bytes each transfer moved and the scalars it fetched), to its task's
+EventLog.
 
 Sessions of other processes are closed when idle for long, or when too many are
 open; sessions of this process are their client's to close.
@@ -46,15 +48,19 @@ _LOCAL_MASTER_TIMEOUT = "Operation timed out."
 
 
 class _Plan:
-    """What one signature runs: a registered graph per worker, the fetch count, and
-    how many times it ran (for GraphOptions.build_cost_model)."""
+    """What one signature runs: its id in the session (PlanEvent.plan_id), a registered
+    graph per worker, the fetched tensors' names, the rendezvous keys of its transfers
+    (in the PlanEvent's order), and how many times it ran (for
+    GraphOptions.build_cost_model)."""
 
-    __slots__ = ("graphs", "num_fetches", "partitions", "runs")
+    __slots__ = ("id", "graphs", "fetches", "partitions", "transfers", "runs")
 
-    def __init__(self, graphs, num_fetches, partitions):
+    def __init__(self, plan_id, graphs, fetches, partitions, transfers):
+        self.id = plan_id
         self.graphs = graphs
-        self.num_fetches = num_fetches
+        self.fetches = fetches
         self.partitions = partitions
+        self.transfers = transfers
         self.runs = itertools.count()
 
 
@@ -149,6 +155,7 @@ class MasterSession:
         self._placed_version = 0
         self._plans = {}
         self._parked_plans = {}
+        self._plan_ids = itertools.count(1)
         self._active_steps = set()
         self._closed = False
         self._lock = threading.Lock()
@@ -196,12 +203,16 @@ class MasterSession:
         event.placement.session_handle = self.handle
         event.placement.emulated_device.extend(d.name for d in devices if d.emulated)
         for n in new:
-            event.placement.node.add(
-                name=n.name, op=n.op, requested_device=n.requested_device,
-                assigned_device=self._placement[n.name],
-                inputs=[f"{src}:{index}" for src, index in n.inputs]
-                + ["^" + src for src in n.control_inputs])
+            self._add_placed(event.placement.node, n)
         self._cluster.events.publish(event)
+
+    def _add_placed(self, nodes, node):
+        """Adds `node`, where it was placed, and its graph inputs to `nodes` (the
+        PlacementEvent.Nodes of an event)."""
+        nodes.add(name=node.name, op=node.op, requested_device=node.requested_device,
+                  assigned_device=self._placement[node.name],
+                  inputs=[f"{src}:{index}" for src, index in node.inputs]
+                  + ["^" + src for src in node.control_inputs])
 
     def _plan(self, feeds, fetches, targets):
         key = (feeds, fetches, targets)
@@ -235,8 +246,32 @@ class MasterSession:
                 self._place([self._nodes[name] for name in order])
             parts = partitioning.partition(order, self._nodes, self._placement, feed_types,
                                            fetch_pairs, self._cluster.client_device)
-            plan = self._plans[key] = _Plan(self._register(parts), len(fetches), parts)
+            transfers = partitioning.transfers(parts)
+            plan = self._plans[key] = _Plan(next(self._plan_ids), self._register(parts),
+                                            fetches, parts, [k for k, _ in transfers])
+            self._publish_plan(plan, key, order, transfers)
         return plan
+
+    def _publish_plan(self, plan, key, order, transfers):
+        """Publishes what a new plan runs: the graph's nodes in `order` (pruned, in
+        topological order) and where each runs, and its `transfers` (partitioning's).
+        Published whether watched or not, as placements are."""
+        event = monitor_pb2.Event()
+        described = event.plan
+        described.session_handle = self.handle
+        described.plan_id = plan.id
+        for names, field in zip(key, (described.feeds, described.fetches, described.targets)):
+            field.extend(names)
+        for name in order:
+            self._add_placed(described.node, self._nodes[name])
+        for rendezvous_key, consumers in transfers:
+            src, dst, tensor = rendezvous_key.split(";", 2)
+            described.transfer.add(tensor=tensor, src_device=src, dst_device=dst,
+                                   consumers=consumers)
+        described.emulated_device.extend(
+            d.name for d in self._cluster.devices(self.device_filters)
+            if d.emulated and d.name in plan.partitions)
+        self._cluster.events.publish(event)
 
     def _register(self, partitions):
         """Registers each task's share of `partitions`, with the session's functions;
@@ -299,6 +334,8 @@ class MasterSession:
         costing = run_metadata is not None and self._builds_cost_model(plan)
         step = Step(timeout, feeds, StepStatsCollector() if tracing or costing else None)
         step.inter_op_pool = inter_op_pool
+        if self._cluster.events.watching:  # its StepEvent tells what each transfer moved
+            step.sent = {}
         return PreparedStep(plan, step, options, run_metadata, tracing, costing)
 
     def run_prepared(self, prepared):
@@ -331,25 +368,36 @@ class MasterSession:
             self.last_used = time.monotonic()  # a running step keeps it busy meanwhile
             self._active_steps.discard(step)
             self._cluster.step_ran()
-            self._publish_step(step, start, error)
+            self._publish_step(plan, step, start, error)
         if prepared.run_metadata is not None:
             self._describe(prepared)
-        return [step.fetched[i] for i in range(plan.num_fetches)]
+        return [step.fetched[i] for i in range(len(plan.fetches))]
 
-    def _publish_step(self, step, start, error):
-        """Publishes a step that started at `start` (time.time()), if someone watches."""
+    def _publish_step(self, plan, step, start, error):
+        """Publishes a step of `plan` that started at `start` (time.time()), if someone
+        watches: what its transfers moved (if measured from its start) and the numeric
+        scalars it fetched."""
         events = self._cluster.events
         if not events.watching:
             return
         event = monitor_pb2.Event()
-        event.step.session_handle = self.handle
-        event.step.step_id = step.id
-        event.step.start_time = start
-        event.step.duration = time.time() - start
+        described = event.step
+        described.session_handle = self.handle
+        described.step_id = step.id
+        described.plan_id = plan.id
+        described.start_time = start
+        described.duration = time.time() - start
         if error is not None:
-            event.step.error = f"{type(error).__name__}: {getattr(error, 'message', error)}"
+            described.error = f"{type(error).__name__}: {getattr(error, 'message', error)}"
+        else:
+            for i, name in enumerate(plan.fetches):
+                value = step.fetched[i]
+                if getattr(value, "ndim", None) == 0 and value.dtype.kind in "iuf":
+                    described.scalars[name] = float(value)
+        if step.sent is not None:
+            described.transfer_bytes.extend(step.sent.get(k, 0) for k in plan.transfers)
         if step.stats is not None:
-            step.stats.to_proto(event.step.step_stats)
+            step.stats.to_proto(described.step_stats)
         events.publish(event)
 
     def _describe(self, prepared):

@@ -5,7 +5,6 @@ import threading
 import time
 import weakref
 
-import numpy as np
 import threadpoolctl
 
 from dtfnb.base import dtypes
@@ -20,8 +19,8 @@ from dtfnb.distributed_runtime.interfaces import WorkerInterface
 from dtfnb.runtime.executor import Executor, SessionState
 from dtfnb.runtime.functions import FunctionLibrary
 from dtfnb.runtime.rendezvous import RendezvousTable
+from dtfnb.runtime.step import tensor_bytes
 
-_FLOAT32 = np.dtype(np.float32)
 # Graphs that masters of other tasks keep registered on one worker: beyond, the least
 # recently used idle ones are dropped, so that a storm of RegisterGraph cannot exhaust the
 # task. A session registers one per signature it runs, so this is far above real use.
@@ -54,7 +53,11 @@ class _Outbound:
 
     def send(self, step, key, value):
         device = key.split(";", 2)[1]
-        if device in self._worker.devices:
+        local = device in self._worker.devices
+        if step.sent is not None:
+            step.count_sent(key, tensor_bytes(value, None if local else
+                                              self._options.float_type))
+        if local:
             step.rendezvous.send(key, value)
         else:
             with self._lock:
@@ -235,7 +238,7 @@ class Worker(WorkerInterface):
     def push(self, step_id, tensors, options):
         """Sends [(device, key, value)] of a step to the tasks of those devices."""
         self._peers.push(step_id, tensors, options)
-        nbytes = sum(_wire_bytes(value, options.float_type) for _, _, value in tensors)
+        nbytes = sum(tensor_bytes(value, options.float_type) for _, _, value in tensors)
         with self._sent_lock:
             self.bytes_sent += nbytes
 
@@ -281,13 +284,6 @@ class Worker(WorkerInterface):
             step.abort(CancelledError(None, None, "The task is stopping."))
         for device in self.devices.values():
             device.close()
-
-
-def _wire_bytes(value, float_type):
-    nbytes = getattr(value, "nbytes", 0)  # None for a control edge
-    if float_type is not None and getattr(value, "dtype", None) == _FLOAT32:
-        return nbytes // 4 * float_type.size
-    return nbytes
 
 
 class _GraphRun:

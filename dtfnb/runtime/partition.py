@@ -3,7 +3,8 @@
 Both are pure functions over runtime Nodes. Fed tensors become `_Feed` nodes
 (so the op that produced them does not run unless needed otherwise), fetched
 ones end in `_Fetch` nodes, and every edge between devices becomes a `_Send` on
-the producer's device and a `_Recv` on the consumer's.
+the producer's device and a `_Recv` on the consumer's, under the rendezvous key
+"<src device>;<dst device>;<tensor>" ("node:index" of the graph, or "^node").
 
 The nodes a step adds are named as TensorFlow names them, since step stats and
 partition graphs show them. A local session (TensorFlow's DirectSession) feeds and
@@ -18,6 +19,9 @@ names a transfer "<producer>_S<n>".
 from dtfnb.base.errors import InvalidArgumentError, UnimplementedError
 from dtfnb.runtime.frames import CONTROL_FLOW_OPS, ENTERS, EXITS, MERGES, NEXT_ITERATIONS
 from dtfnb.runtime.nodes import Node
+
+# The ops that `partition` adds to a step's graph: none is an op of the client's graph.
+_STEP_OPS = frozenset(("_Feed", "_Fetch", "_Send", "_Recv"))
 
 
 def tensor_key(name, index):
@@ -127,12 +131,13 @@ def partition(order, by_name, placement, feeds, fetches, client_device=None):
             src_device = placement[src]
         if src_device == device:
             return src, index
-        return _transfer(src, index, src_device, device)
+        return _transfer(src, index, src_device, device, key)
 
-    def _transfer(src, index, src_device, device):
+    def _transfer(src, index, src_device, device, tensor):
         link = (src, index, device)
         if link not in transfers:
-            key = f"{src_device};{device};{tensor_key(src, index)}"
+            # keyed by the graph's tensor (the fed one, not its _Feed), as views name it
+            key = f"{src_device};{device};{tensor}"
             dtype = _output_type(src, index)
             send = Node(transfer_name(src, 2 * len(transfers)), "_Send", [(src, index)],
                         attrs={"key": key, "source_node": src, **transfer_attrs})
@@ -174,6 +179,22 @@ def partition(order, by_name, placement, feeds, fetches, client_device=None):
         add(device, Node(fetch_name(tensor_key(name, index)), "_Fetch", [(src, src_index)],
                          attrs={"index": position, "source_node": name, **client_attrs}))
     return parts
+
+
+def transfers(parts):
+    """The tensors that cross devices in `parts` (from `partition`), one per _Send/_Recv
+    pair, device by device: [(rendezvous key, the names of the graph's nodes that read
+    it on the receiving device)]; none read one that only a fetch takes."""
+    found = []
+    for nodes in parts.values():
+        readers = {}
+        for node in nodes:
+            if node.op not in _STEP_OPS:
+                for src in [s for s, _ in node.inputs] + node.control_inputs:
+                    readers.setdefault(src, []).append(node.name)
+        found.extend((node.attrs["key"], readers.get(node.name, []))
+                     for node in nodes if node.op == "_Recv")
+    return found
 
 
 def _named(prefix):

@@ -4,6 +4,8 @@ import os
 import threading
 import time
 
+import numpy as np
+
 from dtfnb.base.errors import CancelledError, DeadlineExceededError
 from dtfnb.runtime.rendezvous import Rendezvous
 
@@ -91,11 +93,14 @@ class Step:
       feeds: tensor name -> value, read by `_Feed` kernels.
       stats: a StepStatsCollector when the run is traced, else None.
       step_id: the id the master chose (a worker of a cluster passes it on).
+
+    `sent`: None, or, in a step whose master publishes it to a watcher, the bytes its
+    sends moved by rendezvous key (`count_sent`), summed over loop iterations.
     """
 
     __slots__ = ("id", "deadline", "feeds", "fetched", "stats", "error", "_rendezvous",
                  "outbound", "copy_fetches", "_lock", "_callbacks", "_succeeded", "cancelling",
-                 "inter_op_pool")
+                 "inter_op_pool", "sent")
 
     def __init__(self, timeout_ms=0, feeds=None, stats=None, step_id=None):
         self.id = new_step_id() if step_id is None else step_id
@@ -115,6 +120,7 @@ class Step:
         # Where its ops that may run side by side go (runtime/pools.py): None, each
         # device's own inter-op pool.
         self.inter_op_pool = None
+        self.sent = None  # measured only when asked: an unwatched step pays nothing
 
     # -- cancellation ------------------------------------------------------------------
 
@@ -226,11 +232,19 @@ class Step:
         self._rendezvous = rendezvous
 
     def send(self, key, value):
-        """Sends a tensor to another partition: into the rendezvous, or held by `outbound`."""
+        """Sends a tensor to another partition: into the rendezvous, or held by `outbound`
+        (which counts what it sends)."""
         if self.outbound is None:
+            if self.sent is not None:
+                self.count_sent(key, tensor_bytes(value))
             self.rendezvous.send(key, value)
         else:
             self.outbound.send(self, key, value)
+
+    def count_sent(self, key, nbytes):
+        """Adds `nbytes` to what the transfer under `key` moved in this step (`sent`)."""
+        with self._lock:
+            self.sent[key] = self.sent.get(key, 0) + nbytes
 
     def flush(self):
         """Passes on what `outbound` holds: this thread is about to wait, or to finish."""
@@ -240,6 +254,19 @@ class Step:
     def recv(self, key):
         """Receives the tensor under `key` from the rendezvous, waiting for it."""
         return self.rendezvous.recv(self, key)
+
+
+_FLOAT32 = np.dtype(np.float32)
+
+
+def tensor_bytes(value, float_type=None):
+    """The bytes of a sent tensor's data, as on the wire: float32 values travel as
+    `float_type` (a DType; ConfigProto.transfer_float_type) when one is given; a control
+    edge's value (None) and a dead one have none."""
+    nbytes = getattr(value, "nbytes", 0)
+    if float_type is not None and getattr(value, "dtype", None) == _FLOAT32:
+        return nbytes // 4 * float_type.size
+    return nbytes
 
 
 def _notify(cond):

@@ -221,7 +221,7 @@ class _GraphCall:
         request = worker_pb2.RunGraphRequest(
             graph_handle=graph_handle, step_id=step.id, trace=step.stats is not None,
             peer=shm.local_peer(), accept_shared=lend_to is not None,
-            released=worker.released())
+            released=worker.released(), measure_transfers=step.sent is not None)
         remaining = step.remaining()
         if remaining is not None:
             request.timeout_in_ms = max(1, int(remaining * 1000))
@@ -267,6 +267,9 @@ class _GraphCall:
                 step.fetched[int(tensor.name)] = self._incoming.value(tensor)
             if step.stats is not None:
                 step.stats.add_proto(response.step_stats)
+            if step.sent is not None:
+                for key, nbytes in response.sent_bytes.items():
+                    step.count_sent(key, nbytes)
         except Exception as err:  # a malformed reply fails the step, never the caller
             step.abort(err)
 

@@ -80,6 +80,8 @@ class WorkerServicer:
         stats = StepStatsCollector() if request.trace else None
         step = Step(request.timeout_in_ms, feeds, stats, step_id=request.step_id)
         step.copy_fetches = False  # encoding them copies anyway
+        if request.measure_transfers:
+            step.sent = {}
         with _Cancellation(context, "The master cancelled the step") as cancellation:
             cancellation.started(step)
             self._worker.start_graph(request.graph_handle, step).wait()
@@ -93,6 +95,8 @@ class WorkerServicer:
             out.add(response.recv.add(), str(position), value)
         if stats is not None:
             stats.to_proto(response.step_stats)
+        if step.sent is not None:
+            response.sent_bytes.update(step.sent)
         return response, out.payloads
 
     def RecvTensor(self, context):
