@@ -21,6 +21,7 @@ from dtfnb.kernels.control_flow import DEAD
 from dtfnb.kernels.registry import find_kernel
 from dtfnb.runtime.frames import FrameGraph, FrameState, has_control_flow
 from dtfnb.runtime.pools import CALLER_THREAD
+from dtfnb.runtime.stats import transfer_label
 from dtfnb.runtime.step import GRACE_SECONDS
 
 
@@ -59,7 +60,8 @@ class SessionState:
 
 
 class _PlanNode:
-    __slots__ = ("name", "fn", "ctx", "in_slots", "out_base", "n_out", "succ", "mode", "traced")
+    __slots__ = ("name", "fn", "ctx", "in_slots", "out_base", "n_out", "succ", "mode", "traced",
+                 "label")
 
 
 _INLINE, _POOL, _BLOCKING, _RECV = 0, 1, 2, 3
@@ -117,10 +119,12 @@ class Executor:
             p.out_base = out_base[i]
             p.n_out = len(node.output_types)
             p.succ = []
-            # As TensorFlow's step stats, a trace leaves out transfers: between devices,
-            # and (on a cluster) from and to the client.
-            p.traced = node.op not in ("_Send", "_Recv") and not node.attrs.get(
-                "client_terminated")
+            # A trace shows a transfer between devices as its _Send and _Recv, labelled
+            # alike so that a timeline pairs them (TensorFlow's shows a RecvTensor of
+            # those between tasks only); as TensorFlow's, none from or to the client.
+            p.traced = not node.attrs.get("client_terminated")
+            p.label = (transfer_label(node.attrs["key"]) if node.op in ("_Send", "_Recv")
+                       else None)
             p.mode = (_RECV if node.op == "_Recv"
                       else _BLOCKING if kernel.blocking
                       else _POOL if kernel.expensive and device.parallel_ops else _INLINE)
@@ -204,7 +208,7 @@ def _execute(node, step, slots, stats):
         slots[node.out_base:node.out_base + node.n_out] = out
     if stats is not None and node.traced:
         stats.record(node.name, start, time.perf_counter(),
-                     slots[node.out_base:node.out_base + node.n_out])
+                     slots[node.out_base:node.out_base + node.n_out], node.label)
 
 
 class _Schedule:
@@ -459,7 +463,7 @@ def _execute_in_frame(node, step, item, stats):
     out = node.fn(node.ctx, step, *args)
     outputs = [] if node.n_out == 0 else [out] if node.n_out == 1 else list(out)
     if stats is not None and node.traced:
-        stats.record(node.name, start, time.perf_counter(), outputs)
+        stats.record(node.name, start, time.perf_counter(), outputs, node.label)
     return outputs, dead or out is DEAD
 
 

@@ -8,8 +8,16 @@ from dtfnb.protos import config_pb2, tensor_pb2
 _DIM = tensor_pb2.TensorShapeProto.Dim
 
 
+def transfer_label(key):
+    """The timeline label of both halves of a transfer (its rendezvous key,
+    "src;dst;tensor"): "<tensor> <src device> -> <dst device>"."""
+    src, dst, tensor = key.split(";", 2)
+    return f"{tensor} {src} -> {dst}"
+
+
 class DeviceStats:
-    """The nodes one device ran in a traced step: (name, start, end, thread, outputs)."""
+    """The nodes one device ran in a traced step: (name, start, end, thread, outputs,
+    timeline label or None for the name)."""
     __slots__ = ("device", "records", "_lock")
 
     def __init__(self, device):
@@ -17,11 +25,13 @@ class DeviceStats:
         self.records = []
         self._lock = threading.Lock()
 
-    def record(self, node_name, start, end, outputs):
-        """Records that node `node_name` ran from `start` to `end` producing `outputs`."""
+    def record(self, node_name, start, end, outputs, label=None):
+        """Records that node `node_name` ran from `start` to `end` producing `outputs`;
+        its timeline shows `label`, or else its name."""
         described = [(getattr(v, "nbytes", 0), getattr(v, "shape", ())) for v in outputs]
         with self._lock:
-            self.records.append((node_name, start, end, threading.get_ident(), described))
+            self.records.append((node_name, start, end, threading.get_ident(), described,
+                                 label))
 
 
 class StepStatsCollector:
@@ -68,13 +78,13 @@ class StepStatsCollector:
         step_stats = step_stats if step_stats is not None else config_pb2.StepStats()
         for name, stats in sorted(self._devices.items()):
             dev = step_stats.dev_stats.add(device=name)
-            for node_name, start, end, thread, outputs in stats.records:
+            for node_name, start, end, thread, outputs, label in stats.records:
                 start_us = int(start * 1e6 + self._offset_us)
                 duration = max(0, int((end - start) * 1e6))
                 node = dev.node_stats.add(
                     node_name=node_name, all_start_micros=start_us, op_start_rel_micros=0,
                     op_end_rel_micros=duration, all_end_rel_micros=duration,
-                    timeline_label=node_name, thread_id=thread & 0xFFFFFFFF)
+                    timeline_label=label or node_name, thread_id=thread & 0xFFFFFFFF)
                 for slot, (size, shape) in enumerate(outputs):
                     description = node.output.add(slot=slot).tensor_description
                     description.allocation_description.requested_bytes = size

@@ -1,7 +1,9 @@
 """The nodes a step adds (feeds, fetches, the _SOURCE each device's executor starts
 from), by name and device, as a FULL_TRACE step shows them: locally and on an
 in-process cluster. Graph nodes are left out (TensorFlow's grappler may rewrite them),
-and so are the RecvTensor records of TensorFlow's cluster traces (dtfnb has none)."""
+and so are transfers, which each traces its own way: TensorFlow as RecvTensor records
+of those between tasks, dtfnb as both halves of each _Send/_Recv pair, labelled
+"<tensor> <src device> -> <dst device>" for a timeline's flow arrows."""
 
 import numpy as np
 from observe import cluster, step_stats
@@ -18,7 +20,8 @@ def added(tf, target, fetches, feed_dict=None, config=None):
     names = {}
     for dev in stats.dev_stats:
         step = sorted(n.node_name for n in dev.node_stats
-                      if n.node_name not in graph and n.node_name != "RecvTensor")
+                      if n.node_name not in graph and n.node_name != "RecvTensor"
+                      and " -> " not in n.timeline_label)
         if step:
             names[dev.device] = step
     return names

@@ -1,6 +1,6 @@
 """What the monitor stream tells of each step across tasks: the plan it ran (PlanEvent),
 the bytes each of its transfers moved and the scalars it fetched (StepEvent), the work
-each task did (HealthEvent)."""
+each task did (HealthEvent), and a traced step's stats from every task."""
 
 import numpy as np
 import pytest
@@ -170,3 +170,27 @@ def test_health_counts_what_each_task_did(cluster):
     assert sent[WORKER0] > 0  # the initial values and the gradients, to the ps tasks
     for subscription in [watch, *health.values()]:
         subscription.close()
+
+
+def test_a_traced_step_has_every_tasks_devices_and_paired_transfers(cluster):
+    tasks = cluster({"ps": 2, "worker": 2})
+    feed, loss, train, doubled = _regression(tasks)
+    master = tasks["worker", 0]
+    with tf.Session(master.target) as sess:
+        sess.run(tf.global_variables_initializer())
+        watch = master.events.subscribe(["step"])
+        stats = _traced(sess, [loss, train, doubled], feed)
+        (event,) = _events(watch)
+        watch.close()
+    assert event.step.step_stats == stats  # the StepEvent's, as RunMetadata's
+    assert {d.device for d in stats.dev_stats} == {PS0, PS1, WORKER0, WORKER1}
+    halves = {}
+    for dev in stats.dev_stats:
+        for node in dev.node_stats:
+            if " -> " in node.timeline_label:
+                halves.setdefault(node.timeline_label, []).append(dev.device)
+    assert f"w/read:0 {PS0} -> {WORKER0}" in halves
+    assert f"w/read:0 {PS0} -> {WORKER1}" in halves
+    for label, devices in halves.items():  # the _Send on its device, the _Recv on its
+        _, src, _, dst = label.split(" ")
+        assert sorted(devices) == sorted([src, dst]), label
