@@ -2,10 +2,13 @@
 the bytes each of its transfers moved and the scalars it fetched (StepEvent), the work
 each task did (HealthEvent), and a traced step's stats from every task."""
 
+import itertools
+
 import numpy as np
 import pytest
 
 import dtfnb as tf
+from dtfnb.distributed_runtime.transport.monitor import watch
 from tests.helpers import poll_for
 
 PS0, PS1 = "/job:ps/replica:0/task:0/device:CPU:0", "/job:ps/replica:0/task:1/device:CPU:0"
@@ -119,6 +122,25 @@ def test_bytes_are_as_on_the_wire(cluster):
         watch.close()
     moved = {t.tensor: n for t, n in zip(plan.transfer, step.transfer_bytes)}
     assert moved == {"w/read:0": 20, "counter/read:0": 8}  # float32 as bfloat16 only
+
+
+def test_a_remote_watcher_of_a_task_process_sees_plans_and_bytes(cluster):
+    tasks = cluster({"ps": 1, "worker": 1}, processes=True)
+    with tf.device("/job:ps"):
+        w = tf.Variable(tf.ones([3, 1]), name="w")
+    with tf.device("/job:worker"):
+        y = tf.reduce_sum(w * 2.0, name="y")
+    with watch(tasks.target("worker"), kinds=["plan", "step"], replay=False) as seen:
+        with tf.Session(tasks.target("worker")) as sess:
+            sess.run(w.initializer)
+            assert sess.run(y) == 6.0
+        kinds = [(e.WhichOneof("kind"), e) for e in itertools.islice(seen, 4)]
+    assert [kind for kind, _ in kinds] == ["plan", "step", "plan", "step"]
+    plan, step = kinds[2][1].plan, kinds[3][1].step
+    assert [(t.tensor, t.src_device, t.dst_device) for t in plan.transfer] == \
+        [("w/read:0", PS0, WORKER0)]
+    assert (step.plan_id, list(step.transfer_bytes), dict(step.scalars)) == \
+        (plan.plan_id, [12], {"y:0": 6.0})
 
 
 def test_an_unwatched_step_measures_nothing_but_its_plan_is_kept(cluster):
