@@ -135,7 +135,8 @@ def _scope(name):
 
 def placement_text(placement, what):
     """The text form: how many ops ran on how many devices, one line per device, one per
-    tensor that crossed devices; no address, time or byte count."""
+    tensor that crossed devices (to its consumers, or "fetched" by the client); no
+    address, time or byte count."""
     if placement is None:
         return "PlacementView: no step has run yet"
     nodes, transfers = placement["nodes"], placement["transfers"]
@@ -154,7 +155,7 @@ def placement_text(placement, what):
     short = {device["name"]: device["short"] for device in devices}
     for transfer in transfers[:_PAIRS_SHOWN]:
         lines.append(f"  {transfer['tensor']} ({short.get(transfer['src'], transfer['src'])})"
-                     f" -> {', '.join(transfer['consumers'])} "
+                     f" -> {', '.join(transfer['consumers']) or 'fetched'} "
                      f"({short.get(transfer['dst'], transfer['dst'])})")
     if len(transfers) > _PAIRS_SHOWN:
         lines.append(f"  ... and {len(transfers) - _PAIRS_SHOWN} more")
