@@ -4,8 +4,9 @@ devices a view happens to show. Every view reads it from here (the panel and the
 renderer get it in the data the kernel sends them).
 
 A job has a family of colours and its tasks take them in turn: ps tasks are blues and
-teals, workers warm colours, the chief green, an in-process session's devices blue (grey means stopped). A second
-device of a task (CPU:1, GPU:0) is a lighter shade of its task's colour.
+teals, workers warm colours, the chief green, an in-process session's devices blue (grey
+means stopped). A second device of a task (CPU:1, GPU:0) is a lighter shade of its task's
+colour.
 """
 
 import re
@@ -26,7 +27,8 @@ _JOB_ORDER = ("chief", "master", "ps", "worker", "evaluator", "localhost")
 
 def _parts(device):
     spec = DeviceSpec.from_string(device or "")
-    return spec.job or "localhost", spec.task or 0, spec.device_type or "CPU", spec.device_index or 0
+    return (spec.job or "localhost", spec.task or 0, spec.device_type or "CPU",
+            spec.device_index or 0)
 
 
 def _lighter(hex_colour, amount):

@@ -1,7 +1,9 @@
 """The kernel side of the JupyterLab panel's comm (docs/panel-protocol.md).
 
 The panel shows what this kernel knows: its LocalClusters and in-process servers with
-their tasks, the placement of the last run, and queue fill levels. `Panel.start()`
+their tasks and what each did, the sessions with their recent runs and the plans those
+ran (where each op ran, the tensors that crossed devices), and queue fill levels; what
+stopped, greyed with the time it stopped. `Panel.start()`
 registers the comm target "dtfnb.panel" and opens a comm to the frontend; from then on
 every open comm gets the whole state as a snapshot on "hello" or "refresh", and
 whenever the state changes, at most 5 times a second.
@@ -9,41 +11,50 @@ whenever the state changes, at most 5 times a second.
 
 import json
 import threading
+import time
 
 import comm
 
 from dtfnb.client.session import BaseSession
 from dtfnb.distributed_runtime.server_lib import Server
+from dtfnb.notebook import palette
 from dtfnb.notebook.launcher import live_clusters
-from dtfnb.notebook.state import Placement, Queues, Tasks
+from dtfnb.notebook.state import CELLS, Queues, Runs, Stops, Work, device_dict, hh_mm
 from dtfnb.notebook.stream import Feed, event_streams
 from dtfnb.notebook.widgets.cluster import task_devices
 
 TARGET = "dtfnb.panel"
-VERSION = 1
-_KINDS = ("placement", "queue", "health")
+VERSION = 2
+_KINDS = ("plan", "step", "queue", "health")
 _CHECK_SECONDS = 0.2   # at most 5 snapshots a second
+_SERVERS = "servers in this kernel"
 
 
 class Panel:
     """The state behind the panel, folded from the event streams of every LocalCluster of
     this kernel and of the tf.train.Servers and tf.Sessions its user variables hold, and
-    the comms it is sent on."""
+    the comms it is sent on. What stopped stays shown, greyed with its time, until a
+    cluster of its name starts again; stopped servers fold into a count."""
 
     def __init__(self, shell):
         self._shell = shell
         self._comms = []
         self._feeds = {}           # key of a source -> Feed
         self._lock = threading.Lock()
-        self.placement, self.queues, self.tasks = Placement(), Queues(), Tasks()
+        self.stops, self.work = Stops(), Work()
+        self.runs, self.queues = Runs(self.stops), Queues(self.stops)
+        self._clusters = {}        # name -> [LocalCluster, time it stopped or None]
+        self._server_stops = {}    # id of a stopped Server -> when it was first seen so
         self._sent = None
         self._stopped = threading.Event()
         self._thread = None
+        self._unwatch_cells = None
 
     def start(self):
         """Opens the panel's comm, sends the first snapshot, and starts the thread that sends
         changes."""
         comm.get_comm_manager().register_target(TARGET, self._opened_by_frontend)
+        self._unwatch_cells = CELLS.watch(self._shell)
         snapshot = self.snapshot()
         self._add(comm.create_comm(target_name=TARGET, data=snapshot))
         self._send(snapshot)   # also as a message, for a panel that reads only messages
@@ -57,6 +68,8 @@ class Panel:
         if self._thread is not None:
             self._thread.join(5.0)
         comm.get_comm_manager().unregister_target(TARGET, self._opened_by_frontend)
+        if self._unwatch_cells is not None:
+            self._unwatch_cells()
         for one in list(self._comms):
             one.close()
         for feed in self._feeds.values():
@@ -127,37 +140,89 @@ class Panel:
     def _apply(self, events):
         with self._lock:
             for event in events:
-                for state in (self.placement, self.queues, self.tasks):
+                for state in (self.stops, self.work, self.runs, self.queues):
                     state.apply(event)
 
     def snapshot(self):
-        """The protocol's snapshot of everything this kernel knows now."""
+        """The protocol's snapshot (version 2) of everything this kernel knows now."""
         with self._lock:
-            clusters = [self._cluster(c) for c in live_clusters()]
-            servers = sorted(self._user_objects(Server), key=lambda s: (
-                s.server_def.job_name, s.server_def.task_index))
-            if servers:
-                clusters.append({"name": "servers in this kernel",
-                                 "tasks": [_server_task(s) for s in servers]})
+            clusters = [self._cluster(*entry) for entry in self._note_clusters()]
+            servers = self._servers()
+            if servers is not None:
+                clusters.append(servers)
+            for session in self._user_objects(BaseSession):
+                self.runs.targets[session._handle] = session.sess_str or "in-process"
+            devices = self.runs.devices()   # name -> emulated
+            for cluster, _ in self._clusters.values():
+                for task in cluster.tasks:
+                    devices.update(_devices(cluster, task))
+            for task in servers["tasks"] if servers else ():
+                devices.update(dict.fromkeys(task["devices"], False))
+            queues = self.queues.as_list()
+            devices.update({q["device"]: devices.get(q["device"], False) for q in queues})
             return {"type": "snapshot", "version": VERSION, "clusters": clusters,
-                    "placement": self.placement.as_dict(), "queues": self.queues.as_list()}
+                    "devices": [device_dict(name, self.stops, emulated) for name, emulated
+                                in sorted(devices.items(), key=lambda d: palette.sort_key(d[0]))],
+                    "sessions": self.runs.session_dicts(), "plans": self.runs.plan_dicts(),
+                    "queues": queues}
 
-    def _cluster(self, cluster):
+    def _note_clusters(self):
+        """The LocalClusters seen, a stopped one until another of its name starts: noted
+        with when it stopped, and their tasks' states in `stops`."""
+        live = live_clusters()
+        for cluster in live:
+            entry = self._clusters.get(cluster.name)
+            if entry is None or entry[0] is not cluster:
+                self._clusters[cluster.name] = [cluster, None]
+        for entry in self._clusters.values():
+            if entry[1] is None and entry[0] not in live:
+                entry[1] = time.time()
+        for cluster, _ in self._clusters.values():
+            for task in cluster.tasks:
+                self.stops.saw(task.name, task.state)
+                self.runs.addresses[task.name] = cluster.target(task.job, task.index)
+        return list(self._clusters.values())
+
+    def _cluster(self, cluster, stopped):
+        tasks = [self._task(task.job, task.index, task.address, task.state,
+                            list(_devices(cluster, task))) for task in cluster.tasks]
+        return {"name": cluster.name, "state": "serving" if stopped is None else "stopped",
+                "stopped_at": None if stopped is None else hh_mm(stopped), "tasks": tasks,
+                "folded": 0}
+
+    def _task(self, job, index, address, state, devices):
+        name = f"/job:{job}/replica:0/task:{index}"
+        return {"job": job, "task": index, "address": address, "state": state,
+                "devices": devices, "work": self.work.work(name),
+                "stopped_at": self.stops.stopped_at(name)}
+
+    def _servers(self):
+        """The tf.train.Servers of the user's variables as one cluster, the stopped ones
+        folded into a count; None when there is none."""
+        servers = sorted(self._user_objects(Server), key=lambda s: (
+            s.server_def.job_name, s.server_def.task_index))
+        if not servers:
+            return None
+        live = [s for s in servers if not s.stopped.is_set()]
+        for server in servers:
+            if server not in live:
+                self._server_stops.setdefault(id(server), time.time())
+                self.stops.saw(server.events.task, "stopped", self._server_stops[id(server)])
         tasks = []
-        for task in cluster.tasks:
-            health = self.tasks.health.get(task.name)
-            tasks.append({"job": task.job, "task": task.index, "address": task.address,
-                          "state": task.state,
-                          "devices": [d.replace(" (emulated)", "")
-                                      for d in task_devices(cluster, task)],
-                          "steps_run": health.steps_run if health else 0})
-        return {"name": cluster.name, "tasks": tasks}
+        for server in live:   # after the stopped ones: a live task of the same name wins
+            self.stops.saw(server.events.task, "serving")
+            self.runs.addresses[server.events.task] = server.target
+            server_def = server.server_def
+            tasks.append(self._task(server_def.job_name, server_def.task_index,
+                                    server.target.removeprefix("grpc://"), "serving",
+                                    sorted(server.master.local_device_names())))
+        stopped = None if live else max(self._server_stops[id(s)] for s in servers)
+        return {"name": _SERVERS, "state": "stopped" if stopped else "serving",
+                "stopped_at": hh_mm(stopped) if stopped else None, "tasks": tasks,
+                "folded": len(servers) - len(live)}
 
 
-def _server_task(server):
-    server_def = server.server_def
-    return {"job": server_def.job_name, "task": server_def.task_index,
-            "address": server.target.removeprefix("grpc://"),
-            "state": "stopped" if server.stopped.is_set() else "serving",
-            "devices": sorted(server.master.local_device_names()),
-            "steps_run": server.master.steps_run}
+def _devices(cluster, task):
+    """{device name: emulated or not} of a LocalCluster's task."""
+    return {d.removesuffix(" (emulated)"): d.endswith(" (emulated)")
+            for d in task_devices(cluster, task)}

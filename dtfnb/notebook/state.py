@@ -6,58 +6,282 @@ use, so one feed can serve several of them.
 
 import collections
 import json
+import threading
+import time as clock
+
+from dtfnb.notebook import palette
+from dtfnb.protos import monitor_pb2
 
 _RATE_WINDOW = 5.0   # seconds of counts behind a rate
+_RUNS_KEPT = 10      # per session
+_SESSIONS_KEPT = 20  # the sessions with the newest runs; older ones are forgotten
+STOPPED_STATES = ("stopping", "stopped", "dead")
 
 
-class Placement:
-    """The nodes of the last placed session, with their devices (PlacementEvents)."""
+def hh_mm(time):
+    """`time` (seconds since the epoch) as local "HH:MM", as views show a stop."""
+    return clock.strftime("%H:%M", clock.localtime(time))
 
-    def __init__(self, session=None):
-        self._only = session          # a session handle to follow, or None: the latest
-        self.session = None
-        self.nodes = {}               # name -> PlacementEvent.Node
-        self.emulated = set()
+
+def task_of(device):
+    """"/job:ps/replica:0/task:0/device:CPU:0" -> "/job:ps/replica:0/task:0"."""
+    return device.split("/device:")[0]
+
+
+class Cells:
+    """When each cell of this kernel started, to tell the cell a step ran in: the one
+    that started last before it. IPython's pre_run_cell feeds it (see `watch`)."""
+
+    def __init__(self, keep=1000):
+        self._starts = collections.deque(maxlen=keep)   # [start time, execution count]
+        self._lock = threading.Lock()
+
+    def watch(self, shell):
+        """Records the cells `shell` runs from now on; returns a function that stops it."""
+        def started(_info):
+            # IPython 9 counts the cell before pre_run_cell, 8 after: post_run_cell's
+            # result says which, and corrects the count.
+            self.started(shell.execution_count - 1)
+
+        def ran(result):
+            if result.execution_count is not None:
+                self.ran(result.execution_count)
+
+        shell.events.register("pre_run_cell", started)
+        shell.events.register("post_run_cell", ran)
+        return lambda: (shell.events.unregister("pre_run_cell", started),
+                        shell.events.unregister("post_run_cell", ran))
+
+    def started(self, count, time=None):
+        """Cell `count` starts now (or at `time`)."""
+        with self._lock:
+            self._starts.append([clock.time() if time is None else time, count])
+
+    def ran(self, count):
+        """The cell that started last has execution count `count`."""
+        with self._lock:
+            if self._starts:
+                self._starts[-1][1] = count
+
+    def at(self, time):
+        """The execution count of the cell that started last at or before `time`, or None."""
+        with self._lock:
+            for start, count in reversed(self._starts):
+                if start <= time:
+                    return count
+        return None
+
+
+CELLS = Cells()   # this kernel's cells: one history for the panel and every view
+
+
+class Stops:
+    """When each task stopped (HealthEvents: a server says "stopping" as it stops, and a
+    Feed says "stopped" or "dead" when a task's stream ends); a task serving again is
+    live again. `stop(task, state)` records what a view learns otherwise (a LocalCluster's
+    task states)."""
+
+    def __init__(self):
+        self.at = {}   # task -> time it stopped (seconds since the epoch)
 
     def apply(self, event):
-        """Folds in a PlacementEvent (others are ignored); a new session's placement starts over."""
-        if event.WhichOneof("kind") != "placement":
-            return
-        placement = event.placement
-        if self._only is not None and placement.session_handle != self._only:
-            return
-        if placement.session_handle != self.session:  # a new session: start over
-            self.session, self.nodes, self.emulated = placement.session_handle, {}, set()
-        self.emulated.update(placement.emulated_device)
-        for node in placement.node:
-            self.nodes[node.name] = node
+        """Folds in a HealthEvent (others are ignored)."""
+        if event.WhichOneof("kind") == "health":
+            self.saw(event.health.task or event.task, event.health.state, event.time)
+
+    def saw(self, task, state, time=None):
+        """Task `task` was in `state` at `time` (default now)."""
+        if state in STOPPED_STATES:
+            self.at.setdefault(task, clock.time() if time is None else time)
+        elif state == "serving":
+            self.at.pop(task, None)
+
+    def stopped_at(self, device):
+        """"HH:MM" when the task of `device` (or the task itself) stopped, else None."""
+        time = self.at.get(task_of(device))
+        return None if time is None else hh_mm(time)
+
+
+class Work:
+    """What each task did, from its HealthEvents: steps run as master, graphs run as a
+    worker (RunGraph calls served) and tensor bytes sent. A Feed's own "stopped" and
+    "dead" events carry no counts: they change nothing."""
+
+    def __init__(self):
+        self.of = {}   # task -> the protocol's IWork
+
+    def apply(self, event):
+        """Folds in a HealthEvent a task published (others are ignored)."""
+        if event.WhichOneof("kind") == "health" and event.health.state not in ("stopped",
+                                                                                "dead"):
+            health = event.health
+            self.of[health.task or event.task] = {
+                "steps_run": health.steps_run, "graphs_run": health.graphs_run,
+                "bytes_sent": health.bytes_sent}
+
+    def work(self, task):
+        """The protocol's IWork of `task` (zeros before its first HealthEvent)."""
+        return self.of.get(task, {"steps_run": 0, "graphs_run": 0, "bytes_sent": 0})
+
+
+def device_dict(name, stops, emulated=False):
+    """The protocol's IDevice of device `name`."""
+    return {"name": name, "short": palette.short(name), "colour": palette.colour(name),
+            "emulated": emulated, "stopped_at": stops.stopped_at(name)}
+
+
+class Run:
+    """One step a session ran (a StepEvent), with the task of its master. `planned`: a
+    stand-in made from a PlanEvent, for a session whose steps nobody watched (they are
+    published only while someone does): step 0 at the time of the plan, bytes unknown."""
+
+    def __init__(self, task, step, planned=False):
+        self.task, self.step, self.planned = task, step, planned
+
+    @property
+    def session(self):
+        """The handle of the session that ran it."""
+        return self.step.session_handle
+
+    @property
+    def plan(self):
+        """The key of its plan: "<session>/<plan id>"."""
+        return f"{self.session}/{self.step.plan_id}"
+
+    @property
+    def end(self):
+        """When it ended, seconds since the epoch."""
+        return self.step.start_time + self.step.duration
+
+
+class Runs:
+    """Per session, the plans it ran (PlanEvents) and its last 10 runs (StepEvents);
+    where each session runs (`targets`: handle -> target, as its tf.Session names it;
+    `addresses`: task -> "grpc://host:port"); stops come from `stops`, cells from `cells`.
+    """
+
+    def __init__(self, stops=None, cells=CELLS):
+        self.stops = Stops() if stops is None else stops
+        self.cells = cells
+        self.plans = {}          # "<session>/<plan id>" -> PlanEvent
+        self.sessions = {}       # handle -> deque of Runs, newest first
+        self.tasks = {}          # handle -> the task of its master
+        self.targets = {}
+        self.addresses = {}
+
+    def apply(self, event):
+        """Folds in a PlanEvent or a StepEvent (others are ignored)."""
+        kind = event.WhichOneof("kind")
+        if kind == "plan":
+            plan = event.plan
+            self.plans[f"{plan.session_handle}/{plan.plan_id}"] = plan
+            runs = self.sessions.get(plan.session_handle)
+            if not runs or runs[0].planned:
+                self._add(Run(event.task, monitor_pb2.StepEvent(
+                    session_handle=plan.session_handle, plan_id=plan.plan_id,
+                    start_time=event.time), planned=True))
+        elif kind == "step":
+            self._add(Run(event.task, event.step))
+
+    def _add(self, run):
+        runs = self.sessions.pop(run.session, None)
+        if runs is None or runs[0].planned:   # a stand-in gives way to what ran
+            runs = collections.deque(maxlen=_RUNS_KEPT)
+        runs.appendleft(run)
+        self.sessions[run.session] = runs   # the most recently run session last
+        self.tasks[run.session] = run.task
+        if len(self.sessions) > _SESSIONS_KEPT:
+            self._forget(next(iter(self.sessions)))
+
+    def _forget(self, session):
+        del self.sessions[session]
+        self.tasks.pop(session, None)
+        for key in [k for k, plan in self.plans.items() if plan.session_handle == session]:
+            del self.plans[key]
+
+    def latest(self, session=None):
+        """The newest run of `session`, or of any session; None before the first."""
+        if session is not None:
+            runs = self.sessions.get(session)
+            return runs[0] if runs else None
+        newest = [runs[0] for runs in self.sessions.values() if runs]
+        return max(newest, key=lambda run: run.end, default=None)
+
+    def find(self, session, step):
+        """The kept run of `session` with step id `step`, or None."""
+        return next((r for r in self.sessions.get(session, ()) if r.step.step_id == step),
+                    None)
+
+    def target(self, session):
+        """Where `session` runs: its tf.Session's target, else its master's address,
+        else "in-process"."""
+        return (self.targets.get(session) or self.addresses.get(self.tasks.get(session))
+                or "in-process")
+
+    def run_dict(self, run):
+        """The protocol's IRun of `run`."""
+        step = run.step
+        return {"id": f"{run.session}/{step.step_id}", "session": run.session,
+                "target": self.target(run.session), "task": run.task, "step": step.step_id,
+                "cell": self.cells.at(step.start_time), "time": step.start_time,
+                "duration": step.duration, "error": step.error, "plan": run.plan,
+                "transfer_bytes": list(step.transfer_bytes)}
+
+    def session_dicts(self):
+        """The protocol's ISessions, newest run first."""
+        sessions = sorted(self.sessions.items(), key=lambda item: -item[1][0].end)
+        return [{"session": session, "target": self.target(session),
+                 "stopped_at": self.stops.stopped_at(self.tasks.get(session, "")),
+                 "runs": [self.run_dict(run) for run in runs]}
+                for session, runs in sessions]
+
+    def plan_dicts(self):
+        """The protocol's plans, of the kept runs only: {key: IPlan}."""
+        keys = {run.plan for runs in self.sessions.values() for run in runs}
+        return {key: plan_dict(self.plans[key]) for key in sorted(keys) if key in self.plans}
 
     def devices(self):
-        """The devices the placed nodes were assigned to, sorted."""
-        return sorted({node.assigned_device for node in self.nodes.values()})
+        """Every device a kept plan names, with whether it is an emulated GPU."""
+        devices = {}
+        for plan in self.plans.values():
+            for node in plan.node:
+                devices.setdefault(node.assigned_device, False)
+            for device in plan.emulated_device:
+                if device in devices:
+                    devices[device] = True
+        return devices
 
-    def edges(self):
-        """(source, destination, is_control) for every input of a placed node."""
-        for node in self.nodes.values():
-            for name in node.inputs:
-                source = name.lstrip("^").split(":")[0]
-                if source in self.nodes:
-                    yield source, node.name, name.startswith("^")
-
-    def cross_device_edges(self):
-        """The edges the master cuts into a Send/Recv pair."""
-        return [(s, d, c) for s, d, c in self.edges()
-                if self.nodes[s].assigned_device != self.nodes[d].assigned_device]
-
-    def as_dict(self):
-        """The panel protocol's "placement" (None before the first run)."""
-        if self.session is None:
+    def run_placement(self, run):
+        """The protocol's IRunPlacement of `run`: what one step ran, where, and the bytes
+        each cross-device pair moved; None when its plan is not known."""
+        plan = self.plans.get(run.plan)
+        if plan is None:
             return None
-        return {"session": self.session, "devices": self.devices(),
-                "emulated": sorted(self.emulated),
-                "nodes": [{"name": n.name, "op": n.op, "device": n.assigned_device,
-                           "requested": n.requested_device, "inputs": list(n.inputs)}
-                          for n in self.nodes.values()]}
+        emulated = set(plan.emulated_device)
+        used = sorted({node.assigned_device for node in plan.node}, key=palette.sort_key)
+        sizes = run.step.transfer_bytes
+        transfers = [dict(edge, bytes=sizes[i] if i < len(sizes) else None)
+                     for i, edge in enumerate(_transfer_dicts(plan))]
+        return {"version": 1, "run": self.run_dict(run),
+                "devices": [device_dict(d, self.stops, d in emulated) for d in used],
+                "nodes": _node_dicts(plan), "transfers": transfers}
+
+
+def _node_dicts(plan):
+    return [{"name": n.name, "op": n.op, "device": n.assigned_device,
+             "requested": n.requested_device, "inputs": list(n.inputs)} for n in plan.node]
+
+
+def _transfer_dicts(plan):
+    return [{"tensor": t.tensor, "src": t.src_device, "dst": t.dst_device,
+             "consumers": list(t.consumers)} for t in plan.transfer]
+
+
+def plan_dict(plan):
+    """The protocol's IPlan of a PlanEvent."""
+    return {"session": plan.session_handle, "nodes": _node_dicts(plan),
+            "transfers": _transfer_dicts(plan), "feeds": list(plan.feeds),
+            "fetches": list(plan.fetches), "targets": list(plan.targets)}
 
 
 class Rate:
@@ -72,18 +296,22 @@ class Rate:
         while self._samples and self._samples[0][0] < time - _RATE_WINDOW:
             self._samples.popleft()
 
-    def per_second(self):
-        """The total's growth per second over the samples kept, 0.0 with fewer than two."""
-        if len(self._samples) < 2:
+    def per_second(self, now=None):
+        """The total's growth per second over the samples kept, 0.0 with fewer than two or
+        when the last is older than the window at `now` (default: the clock's now)."""
+        now = clock.time() if now is None else now
+        if len(self._samples) < 2 or self._samples[-1][0] < now - _RATE_WINDOW:
             return 0.0
         (t0, n0), (t1, n1) = self._samples[0], self._samples[-1]
         return (n1 - n0) / (t1 - t0) if t1 > t0 else 0.0
 
 
 class Queues:
-    """Every queue's latest fill level and its enqueue and dequeue rates (QueueEvents)."""
+    """Every queue's latest fill level and its enqueue and dequeue rates (QueueEvents);
+    a queue whose task stopped (per `stops`) has no rates."""
 
-    def __init__(self):
+    def __init__(self, stops=None):
+        self.stops = Stops() if stops is None else stops
         self.queues = {}   # (device, name) -> QueueEvent
         self._rates = collections.defaultdict(lambda: (Rate(), Rate()))
 
@@ -98,15 +326,23 @@ class Queues:
         dequeued.add(event.time, queue.dequeued)
 
     def rates(self, device, name):
-        """(enqueues per second, dequeues per second) lately."""
+        """(enqueues per second, dequeues per second) lately; 0 once its task stopped."""
+        if self.stops.stopped_at(device) is not None:
+            return 0.0, 0.0
         enqueued, dequeued = self._rates[(device, name)]
         return enqueued.per_second(), dequeued.per_second()
 
     def as_list(self):
         """The panel protocol's "queues"."""
-        return [{"name": q.name, "device": q.device, "size": q.size, "capacity": q.capacity,
-                 "closed": q.closed, "summary": q.summary}
-                for _, q in sorted(self.queues.items())]
+        queues = []
+        for (device, name), q in sorted(self.queues.items()):
+            enqueued, dequeued = self.rates(device, name)
+            queues.append({"name": name, "device": device, "size": q.size,
+                           "capacity": q.capacity if q.capacity >= 0 else None,
+                           "closed": q.closed, "summary": q.summary,
+                           "enqueued_per_second": enqueued, "dequeued_per_second": dequeued,
+                           "stopped_at": self.stops.stopped_at(device)})
+        return queues
 
 
 class Staleness:

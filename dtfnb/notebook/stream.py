@@ -11,6 +11,7 @@ from dtfnb.client.session import BaseSession
 from dtfnb.distributed_runtime.server_lib import Server, running_server
 from dtfnb.distributed_runtime.transport.monitor import watch
 from dtfnb.notebook.launcher import LocalCluster
+from dtfnb.protos import monitor_pb2
 from dtfnb.runtime.events import EventLog
 
 _THROTTLE_SECONDS = 0.2   # at most 5 updates a second
@@ -46,12 +47,20 @@ def event_streams(source, kinds=()):
                     "LocalCluster, a tf.train.Server, a tf.Session or a 'grpc://' target")
 
 
+def _health(task, state):
+    """A HealthEvent saying that `task` is in `state` now."""
+    return monitor_pb2.Event(time=time.time(), task=task,
+                             health=monitor_pb2.HealthEvent(task=task, state=state))
+
+
 class Feed:
     """Reads event streams on background threads and hands what arrived to `on_events`
     (a list of Event protos) from one thread, at most 5 times a second, and only when
     something arrived: an idle stream costs nothing. It ends when every stream has ended
-    (its tasks stopped) or on `close()`. Exceptions in `on_events` end the feed too
-    (they are kept in `error`): nothing is printed."""
+    (its tasks stopped) or on `close()`. A stream that ends by itself ends with a
+    HealthEvent of its own making for each task it carried, state "stopped" ("dead" when
+    it broke), so that views see the stop as any other event. Exceptions in `on_events`
+    end the feed too (they are kept in `error`): nothing is printed."""
 
     def __init__(self, streams, on_events):
         self._streams = streams
@@ -92,15 +101,20 @@ class Feed:
         self._updater.start()
 
     def _read(self, stream):
+        tasks, state = set(), "stopped"
         try:
             for event in stream:
+                tasks.add(event.task)
                 with self._arrived:
                     self._pending.append(event)
                     self._arrived.notify_all()
         except Exception as err:  # the task went away: its stream ends here
             self.error = self.error or err
+            state = "dead"
         finally:
             with self._arrived:
+                if not self._closed:   # the stream ended by itself: its tasks stopped
+                    self._pending += [_health(task, state) for task in sorted(tasks)]
                 self._open -= 1
                 self._arrived.notify_all()
 
@@ -117,6 +131,12 @@ class Feed:
                 self.error = err
                 return
             time.sleep(_THROTTLE_SECONDS)
+
+    @property
+    def ended(self):
+        """Whether every stream has ended, or the feed was closed."""
+        with self._arrived:
+            return self._closed or not self._open
 
     def close(self):
         """Stops reading and waits for the threads."""

@@ -6,9 +6,11 @@ import uuid
 
 import pytest
 
+from dtfnb.notebook import palette
 from tests.notebook.kernel_util import Kernel, outputs, stdout
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+PLACEMENT = "application/vnd.dtfnb.placement+json"
 ADDRESS = re.compile(r"127\.0\.0\.1|localhost|:\d{4,5}\b|0x[0-9a-f]+")
 
 
@@ -35,8 +37,8 @@ def _comm_snapshots(messages, comm_id):
 def test_load_ext_opens_the_panel_comm_with_a_snapshot(loaded):
     _, opened = loaded
     (comm,) = [c for c in opened if c["target_name"] == "dtfnb.panel"]
-    assert comm["data"] == {"type": "snapshot", "version": 1, "clusters": [],
-                            "placement": None, "queues": []}
+    assert comm["data"] == {"type": "snapshot", "version": 2, "clusters": [], "devices": [],
+                            "sessions": [], "plans": {}, "queues": []}
 
 
 def test_cluster_cell_shows_progress_and_a_cluster_view(loaded):
@@ -88,13 +90,22 @@ def test_widgets_and_progress_in_the_kernel(loaded):
         "from dtfnb.notebook import PlacementView, progress\n"
         "print(sess.run(w))\nview = PlacementView(sess)\nview")
     assert stdout(messages) == "2.0\n"
-    (data,) = outputs(messages)
+    (shown,) = [m for m in messages if m["msg_type"] == "display_data"]
+    data = shown["content"]["data"]
     assert data["text/plain"] == (
-        "PlacementView: 7 nodes on 3 devices, 1 edge across devices\n"
-        "  /job:ps/replica:0/task:0/device:CPU:0: 4 nodes\n"
-        "  /job:worker/replica:0/task:0/device:CPU:0: 1 node\n"
-        "  /job:worker/replica:0/task:1/device:CPU:0: 2 nodes")
-    assert WIDGET_VIEW in data and "<svg" in data["text/html"]
+        "PlacementView: the last step of its session ran 4 ops on 2 devices; 1 tensor "
+        "crossed devices\n"
+        "  ps:0 CPU:0: 2 ops\n  worker:1 CPU:0: 2 ops\n"
+        "  v/read:0 (ps:0 CPU:0) -> w (worker:1 CPU:0)")
+    placement = data[PLACEMENT]
+    assert [d["short"] for d in placement["devices"]] == ["ps:0 CPU:0", "worker:1 CPU:0"]
+    assert data["image/svg+xml"].startswith("<svg")
+    # a new step updates the same output in place, through its display id
+    display_id = shown["content"]["transient"]["display_id"]
+    messages = kernel.execute("sess.run(w)") + kernel.iopub(1.5)
+    updates = [m["content"] for m in messages if m["msg_type"] == "update_display_data"]
+    assert updates and {u["transient"]["display_id"] for u in updates} == {display_id}
+    assert updates[-1]["data"][PLACEMENT]["run"]["step"] != placement["run"]["step"]
     messages = kernel.execute("for step in progress(range(3), 'training'):\n    pass")
     (data,) = outputs(messages)
     assert data["text/plain"] == "<progress 'training' of 3>" and WIDGET_VIEW in data
@@ -111,38 +122,67 @@ def test_the_panel_comm_opened_by_the_frontend(loaded):
     kernel.client.shell_channel.send(message)
     snapshots = _comm_snapshots(kernel.until_idle(message["header"]["msg_id"]), comm_id)
     snapshot = snapshots[-1]
-    assert snapshot["type"] == "snapshot" and snapshot["version"] == 1
+    assert snapshot["type"] == "snapshot" and snapshot["version"] == 2
     (cluster,) = snapshot["clusters"]
-    assert cluster["name"] == "demo"
+    assert (cluster["name"], cluster["state"], cluster["folded"]) == ("demo", "serving", 0)
     assert [(t["job"], t["task"], t["state"]) for t in cluster["tasks"]] == [
         ("ps", 0, "serving"), ("worker", 0, "serving"), ("worker", 1, "serving")]
     assert cluster["tasks"][0]["devices"] == ["/job:ps/replica:0/task:0/device:CPU:0"]
     assert re.fullmatch(r"127\.0\.0\.1:\d+", cluster["tasks"][0]["address"])
-    placement = snapshot["placement"]
-    assert {n["name"]: n["device"] for n in placement["nodes"]}["w"] == \
-        "/job:worker/replica:0/task:1/device:CPU:0"
-    assert {n["name"]: n["requested"] for n in placement["nodes"]}["v"] == "/job:ps/task:0"
-    assert placement["emulated"] == []
+    ps_cpu = "/job:ps/replica:0/task:0/device:CPU:0"
+    assert [d["short"] for d in snapshot["devices"]] == [
+        "ps:0 CPU:0", "worker:0 CPU:0", "worker:1 CPU:0"]
+    assert snapshot["devices"][0]["colour"] == palette.colour(ps_cpu)
+    (session,) = [s for s in snapshot["sessions"] if s["runs"][0]["task"].startswith(
+        "/job:worker/replica:0/task:0")]
+    assert session["target"].startswith("grpc://127.0.0.1:") and session["stopped_at"] is None
+    run = session["runs"][0]
+    assert run["cell"] is not None and run["error"] == ""
+    plan = snapshot["plans"][run["plan"]]
+    devices = {n["name"]: n["device"] for n in plan["nodes"]}
+    assert devices["w"] == "/job:worker/replica:0/task:1/device:CPU:0"
+    assert "v/Assign" not in devices   # only what the last run executed
+    assert {n["name"]: n["requested"] for n in plan["nodes"]}["v"] == "/job:ps/task:0"
+    assert set(snapshot["plans"]) == {r["plan"] for s in snapshot["sessions"] for r in s["runs"]}
     # a change is pushed without asking: a queue on the ps fills
     messages = kernel.execute("with tf.device('/job:ps/task:0'):\n"
                    "    fifo = tf.FIFOQueue(10, tf.float32, name='fifo', shared_name='fifo')\n"
                    "sess.run(fifo.enqueue_many([[1.0, 2.0, 3.0]]))")
     messages += kernel.iopub(2.0)
     pushed = [s for s in _comm_snapshots(messages, comm_id) if s["queues"]]
-    assert pushed and pushed[-1]["queues"] == [{
-        "name": "fifo", "device": "/job:ps/replica:0/task:0/device:CPU:0", "size": 3,
-        "capacity": 10, "closed": False, "summary": "queue/fifo/fraction_of_10_full"}]
+    assert pushed
+    (queue,) = pushed[-1]["queues"]
+    assert {k: queue[k] for k in ("name", "device", "size", "capacity", "closed", "summary",
+                                  "stopped_at")} == {
+        "name": "fifo", "device": ps_cpu, "size": 3, "capacity": 10, "closed": False,
+        "summary": "queue/fifo/fraction_of_10_full", "stopped_at": None}
     refresh = kernel.client.session.msg("comm_msg", {"comm_id": comm_id,
                                                      "data": {"type": "refresh"}})
     kernel.client.shell_channel.send(refresh)
     (again,) = _comm_snapshots(kernel.until_idle(refresh["header"]["msg_id"]), comm_id)
-    assert again["queues"] == pushed[-1]["queues"]
+    assert again["queues"][0]["size"] == 3
     assert [t["address"] for t in again["clusters"][0]["tasks"]] == \
         [t["address"] for t in cluster["tasks"]]
-    assert again["clusters"][0]["tasks"][1]["steps_run"] >= 2   # worker 0 is the master
+    work = {t["job"] + str(t["task"]): t["work"] for t in again["clusters"][0]["tasks"]}
+    assert work["worker0"]["steps_run"] >= 2   # worker 0 is the master
+    assert work["ps0"]["graphs_run"] >= 1 and work["ps0"]["bytes_sent"] > 0   # not "0 steps"
     messages = kernel.execute("%cluster stop demo") + kernel.iopub(1.0)
-    stopped = _comm_snapshots(messages, comm_id)
-    assert stopped and stopped[-1]["clusters"] == []
+    (stopped,) = _comm_snapshots(messages, comm_id)[-1]["clusters"]
+    assert (stopped["state"], stopped["name"]) == ("stopped", "demo")
+    assert re.fullmatch(r"\d\d:\d\d", stopped["stopped_at"])
+    assert {t["state"] for t in stopped["tasks"]} == {"stopped"}
+    last = _comm_snapshots(messages, comm_id)[-1]
+    (queue,) = last["queues"]
+    assert queue["stopped_at"] == stopped["stopped_at"]
+    assert queue["enqueued_per_second"] == queue["dequeued_per_second"] == 0
+    assert all(d["stopped_at"] for d in last["devices"])
+    assert all(s["stopped_at"] for s in last["sessions"])
+    # in-kernel servers: a stopped one folds into a count
+    messages = kernel.execute("server = tf.train.Server.create_local_server()\nserver.stop()")
+    messages += kernel.iopub(1.0)
+    servers = _comm_snapshots(messages, comm_id)[-1]["clusters"][-1]
+    assert (servers["name"], servers["state"], servers["tasks"], servers["folded"]) == (
+        "servers in this kernel", "stopped", [], 1)
 
 
 def test_unload_closes_the_panel_comm_and_load_opens_another(loaded):

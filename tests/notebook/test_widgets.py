@@ -8,8 +8,16 @@ import time
 import pytest
 
 import dtfnb as tf
-from dtfnb.notebook import ClusterView, LocalCluster, PlacementView, QueueMonitor, StalenessPlot
+from dtfnb.notebook import (
+    ClusterView,
+    LocalCluster,
+    PlacementView,
+    QueueMonitor,
+    StalenessPlot,
+    palette,
+)
 from dtfnb.notebook.stream import Feed
+from dtfnb.notebook.widgets.placement import MIME
 from dtfnb.protos import monitor_pb2
 from dtfnb.runtime.events import EventLog
 from tests.helpers import poll_for
@@ -37,34 +45,60 @@ def test_placement_view_of_a_local_session_with_an_emulated_gpu():
     with tf.name_scope("model"), tf.device("/gpu:0"):
         b = tf.multiply(a, 2.0, name="b")
         c = tf.add(b, 1.0, name="c")
-    with tf.Session(config=tf.ConfigProto(emulated_gpus=1)) as sess:
+    with tf.Session(config=tf.ConfigProto(emulated_gpus=1)) as sess, \
+            PlacementView(sess) as view:
         sess.run(a.initializer)
         assert sess.run(c) == 3.0
-        with PlacementView(sess) as view:
-            data = _bundle_is_complete(view)
+        assert poll_for(lambda: "model/c" in _ops(view))
+        placement = view.placement()
     cpu = "/job:localhost/replica:0/task:0/device:CPU:0"
     gpu = "/job:localhost/replica:0/task:0/device:GPU:0"
-    assert data["text/plain"] == (
-        f"PlacementView: 8 nodes on 2 devices, 1 edge across devices\n"
-        f"  {cpu}: 4 nodes\n  {gpu} (emulated): 4 nodes")
-    svg = data["text/html"]
-    assert svg.count("<circle") == 8 and svg.count('stroke="#d62728"') == 1
-    assert f"{gpu} (emulated)" in svg and "model/b (Mul) on " + gpu in svg
-    assert "<title>model</title></rect>" in svg   # the name scope's box
+    ops = _ops(view)
+    assert (ops["a"], ops["model/c"]) == (cpu, gpu)
+    assert "a/Assign" not in ops   # the initializer's step is not this one
+    assert [(d["short"], d["emulated"]) for d in placement["devices"]] == [
+        ("CPU:0", False), ("GPU:0", True)]
+    transfers = {t["tensor"]: (t["src"], t["dst"], t["bytes"]) for t in placement["transfers"]}
+    assert transfers == {"a/read:0": (cpu, gpu, 4), "model/c:0": (gpu, cpu, 4)}   # float32s
+    assert placement["run"]["target"] == "in-process" and placement["run"]["error"] == ""
+    data = view._repr_mimebundle_()
+    assert set(data) == {MIME, "image/svg+xml", "text/plain"}
+    assert data["text/plain"] == repr(view)
+    lines = repr(view).split("\n")
+    assert lines[:3] == [
+        f"PlacementView: the last step of its session ran {len(ops)} ops on 2 devices; "
+        "2 tensors crossed devices",
+        f"  CPU:0: {sum(d == cpu for d in ops.values())} ops",
+        f"  GPU:0 (emulated): {sum(d == gpu for d in ops.values())} ops"]
+    assert sorted(lines[3:]) == ["  a/read:0 (CPU:0) -> model/b (GPU:0)",
+                                 "  model/c:0 (GPU:0) -> fetched (CPU:0)"]
+    assert "url(#dtfnb-hatch)" in data["image/svg+xml"] and "4 B" in data["image/svg+xml"]
 
 
-def test_placement_view_follows_the_latest_session_of_a_server(server):
-    with PlacementView(server) as view:
-        assert repr(view) == "PlacementView: no placement yet"
-        assert "No placement yet" in view._repr_mimebundle_()["text/html"]
-        x = tf.constant(1.0, name="x") + 1
-        with tf.Session(server.target) as sess:
-            sess.run(x)
-        assert poll_for(lambda: repr(view).startswith("PlacementView: 3 nodes on 1 device,"))
-        with tf.Session(server.target) as sess:   # a new session: drawn anew
-            y = tf.constant(2.0, name="y")
-            sess.run(y)
-        assert poll_for(lambda: repr(view).startswith("PlacementView: 4 nodes"))
+def _ops(view):
+    placement = view.placement()
+    return {} if placement is None else {n["name"]: n["device"] for n in placement["nodes"]}
+
+
+def test_placement_view_follows_a_session_the_latest_run_or_one_step(server):
+    with PlacementView(server) as view, PlacementView(server, follow="latest") as latest:
+        assert repr(view) == "PlacementView: no step has run yet"
+        assert set(view._repr_mimebundle_()) == {"image/svg+xml", "text/plain"}
+        x = tf.add(tf.constant(1.0, name="x"), 1.0, name="x1")
+        with tf.Session(server.target) as first, tf.Session(server.target) as second:
+            first.run(x)
+            assert poll_for(lambda: "x1" in _ops(view))
+            y = tf.identity(tf.constant(2.0), name="y")
+            second.run(y)
+            assert poll_for(lambda: "y" in _ops(latest))
+            step = view.run().step.step_id
+            assert "x1" in _ops(view)   # it follows the session it first showed
+            with PlacementView(server, session=first._handle, step=step) as pinned:
+                first.run([x, x])
+                assert poll_for(lambda: view.run().step.step_id != step)
+                assert pinned.run().step.step_id == step
+            assert latest.run().session == first._handle
+        assert view.placement()["run"]["target"] == server.target
 
 
 def test_queue_monitor_shows_fill_levels_and_rates(server):
@@ -86,6 +120,22 @@ def test_queue_monitor_shows_fill_levels_and_rates(server):
         sess.run(q.close())
         assert poll_for(lambda: "closed" in monitor._html())
         _bundle_is_complete(monitor)
+
+
+def test_queue_monitor_of_an_unbounded_queue_greys_once_its_task_stops(cluster):
+    server = cluster({"ps": 1})["ps", 0]
+    with tf.device("/job:ps/task:0"):
+        q = tf.FIFOQueue(-1, tf.float32, name="pile")
+    with QueueMonitor(server) as monitor:
+        with tf.Session(server.target) as sess:
+            sess.run(q.enqueue_many([[1.0] * 10]))
+        assert poll_for(lambda: "10 (no limit)" in monitor._html())
+        assert palette.colour("/job:ps/replica:0/task:0/device:CPU:0") in monitor._html()
+        assert "/s in" in monitor._html()
+        server.stop()
+        assert poll_for(lambda: "stopped at " in monitor._html())
+    assert "/s in" not in monitor._html() and 'style="color:#999"' in monitor._html()
+    assert repr(monitor) == "QueueMonitor: 1 queue\n  queue/pile/fraction_of_-1_full"
 
 
 def _update(worker, computed, applied, loss, dropped=False):

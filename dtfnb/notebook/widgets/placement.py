@@ -1,160 +1,270 @@
-"""PlacementView: the graph of the last placed session, drawn by device."""
+"""PlacementView: what one step ran, on which device, and what crossed devices.
+
+Displayed, it is one cell output of three forms: the placement as data for the
+labextension's renderer (`application/vnd.dtfnb.placement+json`, the protocol's
+IRunPlacement: the one graph renderer), a device-level SVG for viewers without it, and
+deterministic text for nbval. It is updated in place, through its display id, as steps run.
+"""
 
 import collections
 
 from dtfnb.client.session import BaseSession
-from dtfnb.notebook.state import Placement
-from dtfnb.notebook.widgets.base import EventWidget, colour, escape, plural
+from dtfnb.distributed_runtime.server_lib import Server
+from dtfnb.notebook.launcher import LocalCluster
+from dtfnb.notebook.state import Runs, Stops
+from dtfnb.notebook.widgets.base import EventWidget, escape, plural
 
-_COLUMN, _ROW, _RADIUS, _MARGIN = 90, 26, 7, 12
-_LABELS_UP_TO = 80    # nodes; beyond, names only show on hover
+MIME = "application/vnd.dtfnb.placement+json"
+_FOLLOW = ("session", "latest")
+_PAIRS_SHOWN = 30            # cross-device pairs in the text form
+_BOX_WIDTH, _LINE, _GAP, _PER_ROW, _SCOPES_SHOWN = 210, 16, 90, 3, 8
 
 
 class PlacementView(EventWidget):
-    """The nodes of a session in one lane per device, coloured by the device the placer
-    chose, from the task's PlacementEvents. Nodes of one name scope are boxed together;
-    edges between devices (each a Send/Recv pair at run time) are drawn thick and red;
-    emulated GPUs are marked.
+    """The ops one step executed (its pruned plan), coloured by the device each ran on,
+    with the tensors that crossed devices and the bytes each moved in that step, from
+    the master task's PlanEvents and StepEvents.
 
-    `source`: a tf.Session (its own placement), a LocalCluster, a tf.train.Server or a
-    target; `session`: the session handle to follow (default: the latest placed).
+    `source`: a tf.Session (its own runs), a LocalCluster, a tf.train.Server or a target.
+    `session`: the handle of the session to show (default: a tf.Session source's own, or
+    the session of the first run seen); `follow="latest"`: the newest run of any session
+    instead (replica threads then take turns); `step`: that step only, kept once shown.
     """
 
-    kinds = ("placement",)
+    kinds = ("plan", "step", "health")
 
-    def __init__(self, source, session=None):
+    def __init__(self, source, session=None, follow="session", step=None):
+        if follow not in _FOLLOW:
+            raise ValueError(f"follow must be one of {_FOLLOW}, got {follow!r}")
         if session is None and isinstance(source, BaseSession):
             session = source._handle
-        self.placement = Placement(session)
+        self.runs = Runs(Stops())
+        self._session, self._follow, self._step = session, follow, step
+        self._pinned = None     # the run of `step`, once seen
+        self._target = None     # where every task of the source is, for a single task
+        if isinstance(source, BaseSession):
+            self.runs.targets[source._handle] = source.sess_str or "in-process"
+        elif isinstance(source, LocalCluster):
+            self.runs.addresses.update({task.name: source.target(task.job, task.index)
+                                        for task in source.tasks})
+        elif isinstance(source, (Server, str)):
+            self._target = source.target if isinstance(source, Server) else source
+        self._handles = []      # the display handles of where it is shown
+        self._bundle = None
         super().__init__(source)
 
-    def _apply(self, event):
-        self.placement.apply(event)
+    def _make_view(self):
+        return None   # shown as a mimebundle through display ids, not as a widget
 
-    def _text(self):
-        placement = self.placement
-        if placement.session is None:
-            return "PlacementView: no placement yet"
-        devices = placement.devices()
-        counts = collections.Counter(n.assigned_device for n in placement.nodes.values())
-        lines = [f"PlacementView: {plural(len(placement.nodes), 'node')} on "
-                 f"{plural(len(devices), 'device')}, "
-                 f"{plural(len(placement.cross_device_edges()), 'edge')} across devices"]
-        lines += [f"  {device}{_emulated(device, placement)}: {plural(counts[device], 'node')}"
-                  for device in devices]
-        return "\n".join(lines)
+    def _apply(self, event):
+        self.runs.stops.apply(event)
+        self.runs.apply(event)
+        if self._target is not None and event.task:
+            self.runs.addresses.setdefault(event.task, self._target)
+
+    def run(self):
+        """The run shown (a state.Run), or None before one."""
+        if self._pinned is not None:
+            return self._pinned
+        if self._step is not None:
+            sessions = [self._session] if self._session else list(self.runs.sessions)
+            found = [self.runs.find(s, self._step) for s in sessions]
+            self._pinned = next((run for run in found if run is not None), None)
+            return self._pinned
+        if self._follow == "latest":
+            return self.runs.latest()
+        if self._session is None:   # the session of the first run seen, from then on
+            first = self.runs.latest()
+            self._session = first.session if first is not None else None
+        return self.runs.latest(self._session) if self._session else None
+
+    def placement(self):
+        """The protocol's IRunPlacement of the run shown, or None."""
+        with self._lock:
+            return self._placement()
+
+    def _placement(self):
+        run = self.run()
+        return None if run is None else self.runs.run_placement(run)
+
+    def _what(self):
+        if self._step is not None:
+            return f"step {self._step}"
+        return "the latest step" if self._follow == "latest" else "the last step of its session"
 
     def _draw(self):
-        return svg(self.placement)
+        placement = self._placement()
+        return {MIME: placement, "image/svg+xml": summary_svg(placement),
+                "text/plain": placement_text(placement, self._what())}
+
+    def _text(self):
+        return placement_text(self._placement(), self._what())
+
+    def _redraw(self):
+        with self._lock:
+            bundle = self._draw()
+        if bundle == self._bundle:
+            return
+        self._bundle = bundle
+        for handle in self._handles:
+            handle.update(_shown(bundle), raw=True)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        with self._lock:
+            return _shown(self._draw())
+
+    def _ipython_display_(self):
+        from IPython.display import display
+
+        with self._lock:
+            bundle = self._draw()
+        self._handles.append(display(_shown(bundle), raw=True, display_id=True))
+
+    def _html(self):
+        return self._repr_mimebundle_()["image/svg+xml"]
 
 
-def _emulated(device, placement):
-    return " (emulated)" if device in placement.emulated else ""
+def _shown(bundle):
+    """The bundle as displayed: no placement data before a run (the text says so)."""
+    return {mime: data for mime, data in bundle.items() if data is not None}
 
 
-def _depths(placement):
-    """Each node's column: the longest path to it from a node without placed inputs."""
-    inputs = collections.defaultdict(list)
-    for source, destination, _ in placement.edges():
-        inputs[destination].append(source)
-    depth = {}
-    for name in placement.nodes:
-        stack = [name]
-        while stack:
-            node = stack[-1]
-            todo = [i for i in inputs[node] if i not in depth and i not in stack]
-            if todo:
-                stack.extend(todo)
-                continue
-            stack.pop()
-            depth[node] = 1 + max((depth.get(i, 0) for i in inputs[node]), default=-1)
-    return depth
+def _scope(name):
+    return name.split("/", 1)[0]
 
 
-def svg(placement):
-    """The placement as an SVG document (an empty note before the first run)."""
-    if placement.session is None:
-        return "<p><i>No placement yet: run a step.</i></p>"
-    devices = placement.devices()
-    depth = _depths(placement)
-    position, lanes, top = {}, [], _MARGIN
+def placement_text(placement, what):
+    """The text form: how many ops ran on how many devices, one line per device, one per
+    tensor that crossed devices (to its consumers, or "fetched" by the client); no
+    address, time or byte count."""
+    if placement is None:
+        return "PlacementView: no step has run yet"
+    nodes, transfers = placement["nodes"], placement["transfers"]
+    devices = placement["devices"]
+    run = placement["run"]
+    failed = f" failed ({run['error'].split(':', 1)[0]}); it" if run["error"] else ""
+    lines = [f"PlacementView: {what}{failed} ran {plural(len(nodes), 'op')} on "
+             f"{plural(len(devices), 'device')}; {plural(len(transfers), 'tensor')} crossed "
+             "devices"]
+    counts = collections.Counter(node["device"] for node in nodes)
+    for device in devices:
+        notes = [note for note, on in (("emulated", device["emulated"]),
+                                       ("stopped", device["stopped_at"])) if on]
+        lines.append(f"  {device['short']}{' (' + ', '.join(notes) + ')' if notes else ''}: "
+                     f"{plural(counts[device['name']], 'op')}")
+    short = {device["name"]: device["short"] for device in devices}
+    for transfer in transfers[:_PAIRS_SHOWN]:
+        lines.append(f"  {transfer['tensor']} ({short.get(transfer['src'], transfer['src'])})"
+                     f" -> {', '.join(transfer['consumers']) or 'fetched'} "
+                     f"({short.get(transfer['dst'], transfer['dst'])})")
+    if len(transfers) > _PAIRS_SHOWN:
+        lines.append(f"  ... and {len(transfers) - _PAIRS_SHOWN} more")
+    return "\n".join(lines)
+
+
+def human_bytes(n):
+    """12 -> "12 B", 1234 -> "1.2 KB", as the renderer writes them."""
+    if n < 1000:
+        return f"{n} B"
+    for unit in ("KB", "MB", "GB"):
+        n /= 1000
+        if n < 1000 or unit == "GB":
+            return f"{n:.1f} {unit}"
+
+
+def _border(box, towards):
+    """The point where the line from `box`'s centre towards `towards` leaves the box."""
+    x, y, width, height = box
+    cx, cy = x + width / 2, y + height / 2
+    dx, dy = towards[0] - cx, towards[1] - cy
+    scale = min(width / 2 / abs(dx) if dx else float("inf"),
+                height / 2 / abs(dy) if dy else float("inf"))
+    return cx + dx * scale, cy + dy * scale
+
+
+def summary_svg(placement):
+    """A device-level picture of a placement, for viewers without the labextension: one
+    box per device in its colour (emulated GPUs hatched, stopped ones grey) listing its
+    top-level scopes with their op counts, and one arrow per pair of devices labelled
+    with the bytes that step moved between them."""
+    if placement is None:
+        return ('<svg xmlns="http://www.w3.org/2000/svg" width="240" height="24" '
+                'font-family="sans-serif"><text x="4" y="16" font-size="12">No step has run '
+                'yet.</text></svg>')
+    devices = placement["devices"]
+    scopes = {device["name"]: collections.Counter() for device in devices}
+    for node in placement["nodes"]:
+        scopes[node["device"]][_scope(node["name"])] += 1
+    listed = {name: counter.most_common()[:_SCOPES_SHOWN] for name, counter in scopes.items()}
+    rows = max(min(len(c), _SCOPES_SHOWN + 1) for c in scopes.values()) if scopes else 0
+    height = 26 + rows * _LINE + 6
+    boxes, parts = {}, []
     for index, device in enumerate(devices):
-        cells = collections.defaultdict(list)
-        for node in sorted(n for n in placement.nodes if
-                           placement.nodes[n].assigned_device == device):
-            cells[depth[node]].append(node)
-        rows = max(len(column) for column in cells.values())
-        for column, names in cells.items():
-            for row, name in enumerate(names):
-                position[name] = (_MARGIN + _COLUMN // 2 + column * _COLUMN,
-                                  top + _ROW + row * _ROW)
-        height = (rows + 1) * _ROW
-        lanes.append((device, index, top, height))
-        top += height + _MARGIN
-    width = _MARGIN * 2 + (max(depth.values()) + 1) * _COLUMN
-    parts = []
-    for device, index, lane_top, height in lanes:
-        parts.append(f'<rect x="2" y="{lane_top}" width="{width - 4}" height="{height}" '
-                     f'fill="{colour(index)}" fill-opacity="0.08" stroke="{colour(index)}"/>'
-                     f'<text x="8" y="{lane_top + 14}" font-size="11" fill="#333">'
-                     f'{escape(device)}{escape(_emulated(device, placement))}</text>')
-    parts += _scope_boxes(placement, position)
-    for source, destination, control in placement.edges():
-        (x1, y1), (x2, y2) = position[source], position[destination]
-        if placement.nodes[source].assigned_device != placement.nodes[destination].assigned_device:
-            style = 'stroke="#d62728" stroke-width="2.5"'
-        elif control:
-            style = 'stroke="#999" stroke-dasharray="3,3"'
-        else:
-            style = 'stroke="#777"'
-        parts.append(f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" {style} '
-                     'marker-end="url(#arrow)"/>')
-    labels = len(placement.nodes) <= _LABELS_UP_TO
-    for name, (x, y) in position.items():
-        node = placement.nodes[name]
-        index = devices.index(node.assigned_device)
-        dash = ' stroke-dasharray="2,2"' if node.assigned_device in placement.emulated else ""
-        tip = f"{name} ({node.op}) on {node.assigned_device}"
-        if node.requested_device:
-            tip += f", asked for {node.requested_device}"
-        parts.append(f'<circle cx="{x}" cy="{y}" r="{_RADIUS}" fill="{colour(index)}" '
-                     f'stroke="#222"{dash}><title>{escape(tip)}</title></circle>')
-        if labels:
-            parts.append(f'<text x="{x}" y="{y + _RADIUS + 10}" font-size="9" '
-                         f'text-anchor="middle">{escape(name.rsplit("/", 1)[-1][:14])}</text>')
-    arrow = ('<defs><marker id="arrow" viewBox="0 0 10 10" refX="16" refY="5" '
-             'markerWidth="6" markerHeight="6" orient="auto-start-reverse">'
-             '<path d="M 0 0 L 10 5 L 0 10 z" fill="#555"/></marker></defs>')
-    return (f'<div class="dtfnb-placement"><svg xmlns="http://www.w3.org/2000/svg" '
-            f'width="{width}" height="{top}" font-family="sans-serif">{arrow}'
-            f'{"".join(parts)}</svg>{_legend(placement, devices)}</div>')
+        column, row = index % _PER_ROW, index // _PER_ROW
+        boxes[device["name"]] = (10 + column * (_BOX_WIDTH + _GAP), 34 + row * (height + _GAP),
+                                 _BOX_WIDTH, height)
+    pairs = collections.defaultdict(list)   # (src, dst) -> bytes of each transfer
+    for transfer in placement["transfers"]:
+        pairs[(transfer["src"], transfer["dst"])].append(transfer["bytes"])
+    for (src, dst), sizes in sorted(pairs.items()):
+        if src not in boxes or dst not in boxes:
+            continue
+        parts.append(_arrow(boxes[src], boxes[dst], sizes))
+    for device in devices:
+        parts.append(_device_box(device, boxes[device["name"]], listed[device["name"]],
+                                 len(scopes[device["name"]])))
+    run = placement["run"]
+    title = " · ".join(part for part in (
+        f"step {run['step']}", f"cell [{run['cell']}]" if run["cell"] is not None else "",
+        run["target"], "failed" if run["error"] else "") if part)
+    rows_used = (len(devices) + _PER_ROW - 1) // _PER_ROW
+    width = 20 + min(len(devices), _PER_ROW) * (_BOX_WIDTH + _GAP) - _GAP
+    total = 44 + rows_used * (height + _GAP) - _GAP
+    hatch = ('<defs><pattern id="dtfnb-hatch" width="6" height="6" patternUnits="userSpaceOnUse"'
+             ' patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="6" stroke="#fff" '
+             'stroke-width="2" stroke-opacity="0.7"/></pattern><marker id="dtfnb-arrow" '
+             'viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
+             'orient="auto"><path d="M 0 0 L 10 5 L 0 10 z" fill="#444"/></marker></defs>')
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{max(width, 240)}" '
+            f'height="{total}" font-family="sans-serif" font-size="12">{hatch}'
+            f'<text x="10" y="18" font-size="13">{escape(title)}</text>{"".join(parts)}</svg>')
 
 
-def _scope_boxes(placement, position):
-    """A dashed box around the nodes of each top-level name scope, per device."""
-    groups = collections.defaultdict(list)
-    for name, node in placement.nodes.items():
-        if "/" in name:
-            groups[(node.assigned_device, name.split("/")[0])].append(position[name])
-    boxes = []
-    for (_, scope), points in sorted(groups.items()):
-        xs, ys = [x for x, _ in points], [y for _, y in points]
-        x, y = min(xs) - _RADIUS - 4, min(ys) - _RADIUS - 4
-        boxes.append(f'<rect x="{x}" y="{y}" width="{max(xs) - x + _RADIUS + 4}" '
-                     f'height="{max(ys) - y + _RADIUS + 14}" rx="6" fill="none" '
-                     f'stroke="#888" stroke-dasharray="4,3"><title>{escape(scope)}</title>'
-                     '</rect>')
-    return boxes
+def _device_box(device, box, listed, scope_count):
+    x, y, width, height = box
+    colour = "#bbbbbb" if device["stopped_at"] else device["colour"]
+    header = device["short"] + (f" · stopped at {device['stopped_at']}"
+                                if device["stopped_at"] else "")
+    parts = [f'<rect x="{x}" y="{y}" width="{width}" height="{height}" rx="5" fill="{colour}" '
+             f'fill-opacity="0.25" stroke="{colour}" stroke-width="2"><title>'
+             f'{escape(device["name"])}</title></rect>']
+    if device["emulated"]:
+        parts.append(f'<rect x="{x}" y="{y}" width="{width}" height="{height}" rx="5" '
+                     'fill="url(#dtfnb-hatch)"/>')
+        header += " · emulated"
+    parts.append(f'<text x="{x + 8}" y="{y + 17}" font-weight="bold">{escape(header)}</text>')
+    lines = [(scope, plural(n, "op")) for scope, n in listed]
+    if scope_count > len(listed):
+        lines.append((f"... {scope_count - len(listed)} more scopes", ""))
+    for i, (scope, count) in enumerate(lines):
+        baseline = y + 26 + (i + 1) * _LINE - 4
+        parts.append(f'<text x="{x + 10}" y="{baseline}">{escape(scope[:24])}</text>'
+                     f'<text x="{x + width - 8}" y="{baseline}" text-anchor="end">{count}</text>')
+    return "".join(parts)
 
 
-def _legend(placement, devices):
-    counts = collections.Counter(n.assigned_device for n in placement.nodes.values())
-    items = "".join(
-        f'<li><span style="display:inline-block;width:10px;height:10px;'
-        f'background:{colour(i)};margin-right:4px"></span>{escape(device)}'
-        f'{escape(_emulated(device, placement))}: {counts[device]}</li>'
-        for i, device in enumerate(devices))
-    cut = len(placement.cross_device_edges())
-    return (f'<ul style="list-style:none;padding-left:4px;font-size:12px">{items}'
-            f'<li><span style="color:#d62728">&#9473;</span> {cut} edges across devices '
-            '(Send/Recv)</li></ul>')
+def _arrow(src, dst, sizes):
+    """One arrow from box `src` to box `dst`, set aside so that its reverse does not cover
+    it, labelled with the tensors and bytes it carried."""
+    (sx, sy), (dx, dy) = [(b[0] + b[2] / 2, b[1] + b[3] / 2) for b in (src, dst)]
+    length = max(((dx - sx) ** 2 + (dy - sy) ** 2) ** 0.5, 1.0)
+    ox, oy = -(dy - sy) / length * 6, (dx - sx) / length * 6
+    x1, y1 = _border(src, (dx, dy))
+    x2, y2 = _border(dst, (sx, sy))
+    x1, y1, x2, y2 = x1 + ox, y1 + oy, x2 + ox, y2 + oy
+    known = [size for size in sizes if size is not None]
+    label = plural(len(sizes), "tensor") + (f", {human_bytes(sum(known))}" if known else "")
+    return (f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#444" '
+            'stroke-width="2" marker-end="url(#dtfnb-arrow)"/>'
+            f'<text x="{(x1 + x2) / 2 + ox * 2:.1f}" y="{(y1 + y2) / 2 + oy * 2:.1f}" '
+            f'text-anchor="middle" font-size="11" fill="#222">{escape(label)}</text>')
