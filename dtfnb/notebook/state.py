@@ -4,6 +4,7 @@ Each class takes Event protos through `apply(event)` and ignores kinds it does n
 use, so one feed can serve several of them.
 """
 
+import bisect
 import collections
 import json
 
@@ -110,18 +111,36 @@ class Queues:
 
 
 class Staleness:
-    """Per worker: (applied step, staleness, loss) of each gradient, and how many a
-    SyncReplicasOptimizer dropped (VariableUpdateEvents). A gradient updates every
-    variable, each reporting it: it counts once."""
+    """Per worker (the task that computed the gradients): how stale each applied gradient
+    was and how many a SyncReplicasOptimizer dropped (VariableUpdateEvents; a gradient
+    updates every variable, each reporting it: it counts once), and its loss against the
+    global step (its steps' fetched scalars, StepEvent.scalars; else the loss its
+    optimizer reported with each gradient).
 
-    def __init__(self):
-        self.points = collections.defaultdict(list)   # worker -> [(step, staleness, loss)]
+    `loss`: the name of the loss tensor ("loss:0", or a Tensor); by default the fetched
+    scalar whose op name ends in "loss".
+    """
+
+    def __init__(self, loss=None):
+        loss = getattr(loss, "name", loss)
+        self.loss = loss if loss is None or ":" in loss else loss + ":0"
+        self.points = collections.defaultdict(list)   # worker -> [(applied at, staleness)]
         self.dropped = collections.Counter()          # worker -> dropped gradients
+        self._step_losses = collections.defaultdict(list)     # worker -> [(time, loss)]
+        self._update_losses = collections.defaultdict(list)   # worker -> [(step, loss)]
+        self._global_steps = []   # (time, global step) of every gradient, in time order
         self._seen = set()
 
     def apply(self, event):
-        """Folds in a VariableUpdateEvent (others are ignored), once per gradient."""
-        if event.WhichOneof("kind") != "variable_update":
+        """Folds in a VariableUpdateEvent, once per gradient, or the loss a StepEvent
+        fetched (others are ignored)."""
+        kind = event.WhichOneof("kind")
+        if kind == "step":
+            loss = self._loss_in(event.step.scalars)
+            if loss is not None and not event.step.error:
+                self._step_losses[event.task].append((event.step.start_time, loss))
+            return
+        if kind != "variable_update":
             return
         update = event.variable_update
         worker = update.worker or event.task
@@ -129,20 +148,44 @@ class Staleness:
         if gradient in self._seen:
             return
         self._seen.add(gradient)
+        bisect.insort(self._global_steps, (event.time, update.applied_at_step))
         if update.dropped:
             self.dropped[worker] += 1
-        else:
-            self.points[worker].append((update.applied_at_step,
-                                        update.applied_at_step - update.computed_at_step,
-                                        update.loss))
+            return
+        self.points[worker].append((update.applied_at_step,
+                                    update.applied_at_step - update.computed_at_step))
+        if update.loss:   # 0 where the optimizer was given no loss tensor
+            self._update_losses[worker].append((update.computed_at_step, update.loss))
+
+    def _loss_in(self, scalars):
+        if self.loss is not None:
+            return scalars.get(self.loss)
+        names = sorted(n for n in scalars if n.rsplit(":", 1)[0].lower().endswith("loss"))
+        return scalars[names[0]] if names else None
 
     def workers(self):
-        """The workers that have applied or dropped a gradient, sorted."""
-        return sorted(set(self.points) | set(self.dropped))
+        """The workers that have applied or dropped a gradient or reported a loss, sorted."""
+        return sorted(set(self.points) | set(self.dropped) | set(self._step_losses)
+                      | set(self._update_losses))
 
-    def has_loss(self):
-        """Whether any gradient came with its loss (the field is 0 where none was)."""
-        return any(loss for points in self.points.values() for _, _, loss in points)
+    def histogram(self, worker):
+        """[(staleness, gradients that stale)] of `worker`'s applied gradients, by staleness."""
+        return sorted(collections.Counter(stale for _, stale in self.points[worker]).items())
+
+    def losses(self, worker):
+        """[(global step, loss)] of `worker`: a step's fetched loss at the global step of
+        the last gradient applied before the step started (its own count of steps when no
+        gradient reported one); else the losses its gradients were reported with."""
+        fetched = self._step_losses.get(worker)
+        if not fetched:
+            return list(self._update_losses.get(worker, ()))
+        if not self._global_steps:
+            return [(index, loss) for index, (_, loss) in enumerate(fetched, 1)]
+        curve = []
+        for time, loss in fetched:
+            index = bisect.bisect_right(self._global_steps, (time, float("inf")))
+            curve.append((self._global_steps[index - 1][1] if index else 0, loss))
+        return curve
 
 
 class Tasks:

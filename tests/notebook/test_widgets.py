@@ -8,7 +8,7 @@ import time
 import pytest
 
 import dtfnb as tf
-from dtfnb.notebook import ClusterView, LocalCluster, PlacementView, QueueMonitor, StalenessPlot
+from dtfnb.notebook import ClusterView, LocalCluster, PlacementView, QueueMonitor
 from dtfnb.notebook.stream import Feed
 from dtfnb.protos import monitor_pb2
 from dtfnb.runtime.events import EventLog
@@ -86,53 +86,6 @@ def test_queue_monitor_shows_fill_levels_and_rates(server):
         sess.run(q.close())
         assert poll_for(lambda: "closed" in monitor._html())
         _bundle_is_complete(monitor)
-
-
-def _update(worker, computed, applied, loss, dropped=False):
-    return monitor_pb2.Event(variable_update=monitor_pb2.VariableUpdateEvent(
-        variable="w", worker=worker, computed_at_step=computed, applied_at_step=applied,
-        loss=loss, dropped=dropped))
-
-
-def test_staleness_plot_redraws_in_place():
-    log = EventLog("/job:ps/replica:0/task:0")
-    log.publish(_update("/job:worker/replica:0/task:0", 0, 1, 2.0))
-    with StalenessPlot(log) as plot:
-        first = bytes(plot._view.value)
-        assert first.startswith(b"\x89PNG")
-        assert dict(plot.staleness.points) == {"/job:worker/replica:0/task:0": [(1, 1, 2.0)]}
-        for _ in range(2):   # one event per variable the gradient updates: counted once
-            log.publish(_update("/job:worker/replica:0/task:1", 0, 2, 1.5))
-            log.publish(_update("/job:worker/replica:0/task:1", 1, 4, 0.0, dropped=True))
-        assert poll_for(lambda: bytes(plot._view.value) != first)
-        assert plot.staleness.dropped == {"/job:worker/replica:0/task:1": 1}
-        assert plot.staleness.points["/job:worker/replica:0/task:1"] == [(2, 2, 1.5)]
-        labels = [t.get_text() for t in plot.figure.axes[0].get_legend().get_texts()]
-        assert labels == ["/job:worker/replica:0/task:0",
-                          "/job:worker/replica:0/task:1 (1 dropped)"]
-        assert plot.figure.axes[1].get_title() == "loss"
-        data = _bundle_is_complete(plot)
-        assert data["text/html"].startswith('<img src="data:image/png;base64,')
-        assert data["text/plain"] == ("StalenessPlot: staleness and loss per worker against "
-                                      "the global step")
-
-
-def test_staleness_plot_of_a_real_training_run(server):
-    step = tf.train.get_or_create_global_step()
-    w = tf.Variable([1.0, 2.0], name="w")
-    b = tf.Variable(0.5, name="b")
-    loss = tf.reduce_sum(tf.square(w)) + tf.square(b)
-    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
-    with tf.Session(server.target) as sess, StalenessPlot(server) as plot:
-        sess.run(tf.global_variables_initializer())
-        sess.run(train)
-        sess.run(train, feed_dict={step.value(): 0})   # read a step ago: 1 stale
-        assert poll_for(lambda: sum(map(len, plot.staleness.points.values())) == 2)
-    points = plot.staleness.points["/job:ps/replica:0/task:0"]
-    assert [(s, stale) for s, stale, _ in points] == [(0, 0), (1, 1)]
-    # minimize's loss comes along: 1 + 4 + 0.25, then with w and b scaled by 0.8
-    assert [loss for _, _, loss in points] == pytest.approx([5.25, 3.36])
-    assert plot.staleness.has_loss()
 
 
 def test_cluster_view_health_and_a_traced_timeline():
