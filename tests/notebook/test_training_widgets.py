@@ -2,11 +2,14 @@
 EventLogs, a LocalCluster's task processes), and a StalenessPlot redrawn in a real kernel
 while the cell that displayed it still trains."""
 
+import json
+import re
 import time
 
 from matplotlib.colors import to_hex
 
-from dtfnb.notebook import StalenessPlot
+import dtfnb as tf
+from dtfnb.notebook import ClusterView, LocalCluster, StalenessPlot
 from dtfnb.notebook.palette import colour
 from dtfnb.protos import monitor_pb2
 from dtfnb.runtime.events import EventLog
@@ -67,6 +70,45 @@ def test_a_staleness_plot_without_losses_says_how_to_get_them():
         pass
     texts = [t.get_text() for t in plot.figure.axes[1].texts + plot.figure.axes[2].texts]
     assert texts == ['none yet: fetch a scalar named "loss"', "none"]
+
+
+def test_cluster_view_shows_work_per_task_one_timeline_and_stopped_tasks():
+    with LocalCluster({"ps": 1, "worker": 1}, progress=False, gpus=1) as cluster, \
+            ClusterView(cluster) as view:
+        assert repr(view) == ("ClusterView 'cluster': 2 tasks\n"
+                              "  /job:ps/replica:0/task:0: 2 devices\n"
+                              "  /job:worker/replica:0/task:0: 2 devices")
+        with tf.device("/job:ps/task:0"):
+            a = tf.constant([1.0, 2.0], name="a")
+        with tf.device("/job:worker/task:0"):
+            b = tf.reduce_sum(a * 2, name="b")
+        with tf.Session(cluster.target("worker")) as sess:
+            sess.run(b, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+                     run_metadata=tf.RunMetadata())
+        ps, worker = "/job:ps/replica:0/task:0", "/job:worker/replica:0/task:0"
+        assert poll_for(lambda: view.tasks.timeline().lanes and len(view.tasks.health) == 2
+                        and view.tasks.health[ps].graphs_run >= 1
+                        and view.tasks.health[worker].steps_run >= 1, 10)
+        html = view._html()
+        rows = re.findall(r"<tr>(.*?)</tr>", html)
+        assert len(rows) == 3 and "graphs run" in rows[0]
+        cells = {row.split("</td>")[0]: re.findall(r"<td>(.*?)</td>", row) for row in rows[1:]}
+        ps_cells, = [c for name, c in cells.items() if ps in name]
+        assert "serving" in ps_cells[1] and ps_cells[3] == "0"   # a ps runs no steps
+        assert int(ps_cells[4]) >= 1 and ps_cells[5].endswith("B")   # but serves graphs
+        assert "GPU:0 (emulated)" in html and "last traced step" in html
+        lanes = view.tasks.timeline().lanes   # every task's devices, the master's and the ps's
+        assert {device.split("/device:")[0] for device in lanes} == {ps, worker}
+        trace = json.loads(view.to_chrome_trace())
+        processes = {e["args"]["name"] for e in trace["traceEvents"]
+                     if e["name"] == "process_name"}
+        assert processes == {ps, worker}
+        assert "b" in {e["name"] for e in trace["traceEvents"] if e["ph"] == "X"}
+        cluster.kill("ps")
+        assert poll_for(lambda: re.search(r"dead at \d\d:\d\d", view._html()), 10)
+        (dead,) = [row for row in re.findall(r"<tr[^>]*>(.*?)</tr>", view._html())
+                   if ps in row]
+        assert dead.endswith("<td></td><td></td>")   # no rates, no memory: not live
 
 
 CELL = '''

@@ -1,14 +1,13 @@
 """The widgets, fed by real event streams: a local session's master, an in-process server
 (its EventLog) and a task process (monitor.watch over gRPC)."""
 
-import json
 import threading
 import time
 
 import pytest
 
 import dtfnb as tf
-from dtfnb.notebook import ClusterView, LocalCluster, PlacementView, QueueMonitor
+from dtfnb.notebook import PlacementView, QueueMonitor
 from dtfnb.notebook.stream import Feed
 from dtfnb.protos import monitor_pb2
 from dtfnb.runtime.events import EventLog
@@ -86,37 +85,6 @@ def test_queue_monitor_shows_fill_levels_and_rates(server):
         sess.run(q.close())
         assert poll_for(lambda: "closed" in monitor._html())
         _bundle_is_complete(monitor)
-
-
-def test_cluster_view_health_and_a_traced_timeline():
-    with LocalCluster({"ps": 1, "worker": 1}, progress=False, gpus=1) as cluster, \
-            ClusterView(cluster) as view:
-        assert repr(view) == ("ClusterView 'cluster': 2 tasks\n"
-                              "  /job:ps/replica:0/task:0: 2 devices\n"
-                              "  /job:worker/replica:0/task:0: 2 devices")
-        with tf.device("/job:ps/task:0"):
-            a = tf.constant([1.0, 2.0], name="a")
-        with tf.device("/job:worker/task:0"):
-            b = tf.reduce_sum(a * 2, name="b")
-        metadata = tf.RunMetadata()
-        with tf.Session(cluster.target("worker")) as sess:
-            sess.run(b, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
-                     run_metadata=metadata)
-        worker = "/job:worker/replica:0/task:0"
-        assert poll_for(lambda: view.tasks.traces and len(view.tasks.health) == 2
-                        and view.tasks.health[worker].graphs_run >= 1, 10)
-        html = view._repr_mimebundle_()["text/html"]
-        assert html.count("serving") >= 2 and "MiB" in html and "GPU:0 (emulated)" in html
-        assert "last traced step" in html
-        trace = json.loads(view.to_chrome_trace())
-        devices = {e["args"]["name"] for e in trace["traceEvents"] if e["ph"] == "M"}
-        assert "/job:worker/replica:0/task:0/device:GPU:0" in devices
-        names = {e["name"] for e in trace["traceEvents"] if e["ph"] == "X"}
-        assert "b" in names
-        assert all(e["dur"] >= 0 and e["ts"] >= 0 for e in trace["traceEvents"]
-                   if e["ph"] == "X")
-        cluster.kill("ps")
-        assert poll_for(lambda: "dead" in view._html(), 10)
 
 
 def test_feed_redraws_at_most_five_times_a_second():
