@@ -140,7 +140,8 @@ def timeline_svg(timeline):
             rows_at[device, bar.row] = top + (_ROW - 1) / 2
             parts.append(f'<rect x="{_LABEL_WIDTH + bar.start * scale:.1f}" y="{top}" '
                          f'width="{max((bar.end - bar.start) * scale, 1):.1f}" '
-                         f'height="{_ROW - 1}" fill="{fill}"><title>{escape(bar.name)}: '
+                         f'height="{_ROW - 1}" fill="{fill}" stroke="#fff" stroke-width="0.5">'
+                         f'<title>{escape(bar.name)}: '
                          f'{bar.end - bar.start} us</title></rect>')
         y += max(1 + max(bar.row for bar in bars), 2) * _ROW + _LANE_GAP
     for flow in timeline.flows:
