@@ -1,21 +1,13 @@
 """The widgets, fed by real event streams: a local session's master, an in-process server
 (its EventLog) and a task process (monitor.watch over gRPC)."""
 
-import json
 import threading
 import time
 
 import pytest
 
 import dtfnb as tf
-from dtfnb.notebook import (
-    ClusterView,
-    LocalCluster,
-    PlacementView,
-    QueueMonitor,
-    StalenessPlot,
-    palette,
-)
+from dtfnb.notebook import PlacementView, QueueMonitor, palette
 from dtfnb.notebook.stream import Feed
 from dtfnb.notebook.widgets.placement import MIME
 from dtfnb.protos import monitor_pb2
@@ -136,84 +128,6 @@ def test_queue_monitor_of_an_unbounded_queue_greys_once_its_task_stops(cluster):
         assert poll_for(lambda: "stopped at " in monitor._html())
     assert "/s in" not in monitor._html() and 'style="color:#999"' in monitor._html()
     assert repr(monitor) == "QueueMonitor: 1 queue\n  queue/pile/fraction_of_-1_full"
-
-
-def _update(worker, computed, applied, loss, dropped=False):
-    return monitor_pb2.Event(variable_update=monitor_pb2.VariableUpdateEvent(
-        variable="w", worker=worker, computed_at_step=computed, applied_at_step=applied,
-        loss=loss, dropped=dropped))
-
-
-def test_staleness_plot_redraws_in_place():
-    log = EventLog("/job:ps/replica:0/task:0")
-    log.publish(_update("/job:worker/replica:0/task:0", 0, 1, 2.0))
-    with StalenessPlot(log) as plot:
-        first = bytes(plot._view.value)
-        assert first.startswith(b"\x89PNG")
-        assert dict(plot.staleness.points) == {"/job:worker/replica:0/task:0": [(1, 1, 2.0)]}
-        for _ in range(2):   # one event per variable the gradient updates: counted once
-            log.publish(_update("/job:worker/replica:0/task:1", 0, 2, 1.5))
-            log.publish(_update("/job:worker/replica:0/task:1", 1, 4, 0.0, dropped=True))
-        assert poll_for(lambda: bytes(plot._view.value) != first)
-        assert plot.staleness.dropped == {"/job:worker/replica:0/task:1": 1}
-        assert plot.staleness.points["/job:worker/replica:0/task:1"] == [(2, 2, 1.5)]
-        labels = [t.get_text() for t in plot.figure.axes[0].get_legend().get_texts()]
-        assert labels == ["/job:worker/replica:0/task:0",
-                          "/job:worker/replica:0/task:1 (1 dropped)"]
-        assert plot.figure.axes[1].get_title() == "loss"
-        data = _bundle_is_complete(plot)
-        assert data["text/html"].startswith('<img src="data:image/png;base64,')
-        assert data["text/plain"] == ("StalenessPlot: staleness and loss per worker against "
-                                      "the global step")
-
-
-def test_staleness_plot_of_a_real_training_run(server):
-    step = tf.train.get_or_create_global_step()
-    w = tf.Variable([1.0, 2.0], name="w")
-    b = tf.Variable(0.5, name="b")
-    loss = tf.reduce_sum(tf.square(w)) + tf.square(b)
-    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
-    with tf.Session(server.target) as sess, StalenessPlot(server) as plot:
-        sess.run(tf.global_variables_initializer())
-        sess.run(train)
-        sess.run(train, feed_dict={step.value(): 0})   # read a step ago: 1 stale
-        assert poll_for(lambda: sum(map(len, plot.staleness.points.values())) == 2)
-    points = plot.staleness.points["/job:ps/replica:0/task:0"]
-    assert [(s, stale) for s, stale, _ in points] == [(0, 0), (1, 1)]
-    # minimize's loss comes along: 1 + 4 + 0.25, then with w and b scaled by 0.8
-    assert [loss for _, _, loss in points] == pytest.approx([5.25, 3.36])
-    assert plot.staleness.has_loss()
-
-
-def test_cluster_view_health_and_a_traced_timeline():
-    with LocalCluster({"ps": 1, "worker": 1}, progress=False, gpus=1) as cluster, \
-            ClusterView(cluster) as view:
-        assert repr(view) == ("ClusterView 'cluster': 2 tasks\n"
-                              "  /job:ps/replica:0/task:0: 2 devices\n"
-                              "  /job:worker/replica:0/task:0: 2 devices")
-        with tf.device("/job:ps/task:0"):
-            a = tf.constant([1.0, 2.0], name="a")
-        with tf.device("/job:worker/task:0"):
-            b = tf.reduce_sum(a * 2, name="b")
-        metadata = tf.RunMetadata()
-        with tf.Session(cluster.target("worker")) as sess:
-            sess.run(b, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
-                     run_metadata=metadata)
-        worker = "/job:worker/replica:0/task:0"
-        assert poll_for(lambda: view.tasks.traces and len(view.tasks.health) == 2
-                        and view.tasks.health[worker].graphs_run >= 1, 10)
-        html = view._repr_mimebundle_()["text/html"]
-        assert html.count("serving") >= 2 and "MiB" in html and "GPU:0 (emulated)" in html
-        assert "last traced step" in html
-        trace = json.loads(view.to_chrome_trace())
-        devices = {e["args"]["name"] for e in trace["traceEvents"] if e["ph"] == "M"}
-        assert "/job:worker/replica:0/task:0/device:GPU:0" in devices
-        names = {e["name"] for e in trace["traceEvents"] if e["ph"] == "X"}
-        assert "b" in names
-        assert all(e["dur"] >= 0 and e["ts"] >= 0 for e in trace["traceEvents"]
-                   if e["ph"] == "X")
-        cluster.kill("ps")
-        assert poll_for(lambda: "dead" in view._html(), 10)
 
 
 def test_feed_redraws_at_most_five_times_a_second():

@@ -1,10 +1,15 @@
-"""ClusterView: the tasks of a cluster, their health, and a timeline of a traced step."""
+"""ClusterView: the tasks of a cluster, the work each did, and one timeline of a traced
+step across all of them."""
+
+import time
 
 from dtfnb.notebook.launcher import LocalCluster
+from dtfnb.notebook.palette import colour, short
 from dtfnb.notebook.state import Tasks
-from dtfnb.notebook.widgets.base import EventWidget, colour, escape, plural
+from dtfnb.notebook.widgets.base import EventWidget, escape, plural
 
-_LANE, _TIMELINE_WIDTH = 22, 640
+_ROW, _LANE_GAP, _LABEL_WIDTH, _TIMELINE_WIDTH = 9, 5, 110, 640
+_LIVE = ("starting", "serving", "stopping")
 
 
 def task_devices(cluster, task):
@@ -14,11 +19,14 @@ def task_devices(cluster, task):
 
 
 class ClusterView(EventWidget):
-    """A table of the tasks (state, devices, steps per second, steps run, tensor bytes
-    sent per step, memory), from their HealthEvents and, for a LocalCluster, its
-    processes; below it, the step-stats
-    timeline of the last traced step (`RunOptions(trace_level=FULL_TRACE)`), one lane
-    per device. `to_chrome_trace()` exports that step for chrome://tracing or Perfetto.
+    """A table of the tasks: state, devices, the work each did (steps run as a master,
+    graphs run: the RunGraph calls it served, as a ps serves every step's variables; the
+    tensor bytes it sent to other tasks), graphs per second and memory, from their
+    HealthEvents and, for a LocalCluster, its processes. A stopped task reads "stopped at
+    HH:MM" and shows no rates. Below it, one timeline of the last traced step
+    (`RunOptions(trace_level=FULL_TRACE)`) across every task: a lane per device in its
+    palette colour, and an arrow from each _Send to its _Recv. `to_chrome_trace()`
+    exports the same step for Perfetto or chrome://tracing.
 
     `source`: a LocalCluster, a tf.train.Server, a tf.Session or a target.
     """
@@ -34,7 +42,8 @@ class ClusterView(EventWidget):
         self.tasks.apply(event)
 
     def to_chrome_trace(self):
-        """The last traced step as Chrome trace JSON text."""
+        """The last traced step as Chrome trace JSON text: a process per task, a thread per
+        device, a flow per tensor that crossed devices."""
         with self._lock:
             return self.tasks.to_chrome_trace()
 
@@ -54,24 +63,47 @@ class ClusterView(EventWidget):
             lines += [f"  {name}" for name in names]
         return "\n".join(lines)
 
+    def _state(self, name, process):
+        """(state, whether it is live): a LocalCluster's process says, else the task's
+        last HealthEvent."""
+        if process is not None:
+            state = process.state
+            if state not in _LIVE:
+                self.tasks.stopped(name, time.time())
+        else:
+            health = self.tasks.health.get(name)
+            state = "stopped" if name in self.tasks.stopped_at else (
+                health.state if health else "unknown")
+        if state in _LIVE or state == "unknown":
+            return state, True
+        when = time.localtime(self.tasks.stopped_at[name])
+        return f"{state} at {time.strftime('%H:%M', when)}", False
+
     def _draw(self):
         processes = {t.name: t for t in self.cluster.tasks} if self.cluster else {}
         rows = []
         for name in self._task_names():
             health = self.tasks.health.get(name)
             task = processes.get(name)
-            state = task.state if task else (health.state if health else "unknown")
+            state, live = self._state(name, task)
             devices = "<br>".join(escape(d.rsplit("/", 1)[-1]) for d in
                                   task_devices(self.cluster, task)) if task else ""
-            numbers = ["", "", "", ""]
+            numbers = [""] * 5
             if health:
-                numbers = [f"{health.steps_per_second:.1f}", str(health.graphs_run),
-                           _bytes(health.bytes_sent_per_step), _bytes(health.resident_bytes)]
-            rows.append(f"<tr><td>{escape(name)}</td><td>{_state(state)}</td><td>{devices}</td>"
-                        + "".join(f"<td>{n}</td>" for n in numbers) + "</tr>")
+                numbers = [str(health.steps_run), str(health.graphs_run),
+                           _bytes(health.bytes_sent)]
+                numbers += ([f"{health.steps_per_second:.1f}", _bytes(health.resident_bytes)]
+                            if live else ["", ""])
+            cells = [f'<span style="color:{colour(name)}">&#9632;</span> {escape(name)}',
+                     _state_html(state, live), devices, *numbers]
+            style = "" if live else ' style="color:#888"'
+            rows.append(f"<tr{style}>" + "".join(f"<td>{cell}</td>" for cell in cells)
+                        + "</tr>")
         table = ('<table class="dtfnb-cluster" style="font-size:12px"><tr><th>task</th>'
-                 '<th>state</th><th>devices</th><th>steps/s</th><th>steps</th>'
-                 f'<th>sent/step</th><th>memory</th></tr>{"".join(rows)}</table>')
+                 '<th>state</th><th>devices</th><th title="steps run as a master">steps</th>'
+                 '<th title="RunGraph calls served">graphs run</th>'
+                 '<th title="tensor bytes sent to other tasks">sent</th>'
+                 f'<th>graphs/s</th><th>memory</th></tr>{"".join(rows)}</table>')
         return table + timeline_svg(self.tasks.timeline())
 
 
@@ -83,30 +115,47 @@ def _bytes(n):
     return f"{n:.1f} GiB"
 
 
-def _state(state):
-    colours = {"serving": "#59a14f", "starting": "#edc948", "stopping": "#f28e2b",
-               "dead": "#e15759"}
-    return f'<span style="color:{colours.get(state, "#888")}">&#9679;</span> {escape(state)}'
+def _state_html(state, live):
+    colours = {"serving": "#59a14f", "starting": "#edc948", "stopping": "#f28e2b"}
+    dot = colours.get(state, "#888") if live else ("#e15759" if state.startswith("dead")
+                                                   else "#888")
+    return f'<span style="color:{dot}">&#9679;</span> {escape(state)}'
 
 
-def timeline_svg(lanes):
-    """One lane per device, one bar per node execution ({device: [(node, start_us,
-    end_us, thread)]}); empty before a traced step."""
-    if not lanes:
+def timeline_svg(timeline):
+    """A traced step (a state.Timeline) drawn: a lane per device, with a row for each op
+    that overlaps another; bars in the device's colour; an arrow from each _Send to its
+    _Recv. "" before a traced step."""
+    if not timeline.lanes:
         return ""
-    end = max(stop for lane in lanes.values() for _, _, stop, _ in lane) or 1
+    end = max(bar.end for bars in timeline.lanes.values() for bar in bars) or 1
     scale = _TIMELINE_WIDTH / end
-    label_width = 260
-    parts = []
-    for index, (device, lane) in enumerate(lanes.items()):
-        y = 20 + index * _LANE
-        parts.append(f'<text x="4" y="{y + 13}" font-size="10">{escape(device)}</text>')
-        for name, start, stop, _ in lane:
-            parts.append(f'<rect x="{label_width + start * scale:.1f}" y="{y}" '
-                         f'width="{max((stop - start) * scale, 1):.1f}" height="{_LANE - 4}" '
-                         f'fill="{colour(index)}"><title>{escape(name)}: {stop - start} us'
-                         '</title></rect>')
-    height = 24 + len(lanes) * _LANE
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{label_width + _TIMELINE_WIDTH + 8}"'
-            f' height="{height}" font-family="sans-serif"><text x="4" y="12" font-size="11">'
-            f'last traced step: {end} us</text>{"".join(parts)}</svg>')
+    parts, rows_at, y = [], {}, 22   # (device, row) -> the row's middle
+    for device, bars in timeline.lanes.items():
+        fill = colour(device)
+        parts.append(f'<text x="4" y="{y + 10}" font-size="11" fill="{fill}">'
+                     f'<title>{escape(device)}</title>{escape(short(device))}</text>')
+        for bar in bars:
+            top = y + bar.row * _ROW
+            rows_at[device, bar.row] = top + (_ROW - 1) / 2
+            parts.append(f'<rect x="{_LABEL_WIDTH + bar.start * scale:.1f}" y="{top}" '
+                         f'width="{max((bar.end - bar.start) * scale, 1):.1f}" '
+                         f'height="{_ROW - 1}" fill="{fill}" stroke="#fff" stroke-width="0.5">'
+                         f'<title>{escape(bar.name)}: '
+                         f'{bar.end - bar.start} us</title></rect>')
+        y += max(1 + max(bar.row for bar in bars), 2) * _ROW + _LANE_GAP
+    for flow in timeline.flows:
+        parts.append(
+            f'<line x1="{_LABEL_WIDTH + (flow.send.start + flow.send.end) / 2 * scale:.1f}" '
+            f'y1="{rows_at[flow.source, flow.send.row]:.1f}" '
+            f'x2="{_LABEL_WIDTH + flow.recv.end * scale:.1f}" '
+            f'y2="{rows_at[flow.destination, flow.recv.row]:.1f}" stroke="#333" '
+            f'stroke-width="1" marker-end="url(#dtfnb-flow)"><title>{escape(flow.tensor)}: '
+            f'{escape(short(flow.source))} -&gt; {escape(short(flow.destination))}</title></line>')
+    title = (f"last traced step: {end} us on {plural(len(timeline.lanes), 'device')}, "
+             f"{plural(len(timeline.flows), 'tensor')} sent between them")
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{_LABEL_WIDTH + _TIMELINE_WIDTH + 8}"'
+            f' height="{y + 4}" font-family="sans-serif"><defs><marker id="dtfnb-flow" '
+            'viewBox="0 0 6 6" refX="6" refY="3" markerWidth="6" markerHeight="6" '
+            'orient="auto"><path d="M0,0 L6,3 L0,6 z" fill="#333"/></marker></defs>'
+            f'<text x="4" y="12" font-size="11">{escape(title)}</text>{"".join(parts)}</svg>')
