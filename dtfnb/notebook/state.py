@@ -13,8 +13,6 @@ import time as clock
 from dtfnb.notebook import palette
 from dtfnb.protos import monitor_pb2
 
-from dtfnb.notebook.palette import sort_key
-
 _RATE_WINDOW = 5.0   # seconds of counts behind a rate
 _RUNS_KEPT = 10      # per session
 _SESSIONS_KEPT = 20  # the sessions with the newest runs; older ones are forgotten
@@ -467,7 +465,7 @@ class Tasks:
         last = max(starts, key=starts.get)   # parts of an older step may come later
         devices, origin = self._traces[last], starts[last]
         lanes, halves = {}, collections.defaultdict(list)
-        for device in sorted(devices, key=sort_key):
+        for device in sorted(devices, key=palette.sort_key):
             bars, ends = [], []   # ends: where each row of the lane is free again
             for n in sorted(devices[device].node_stats, key=lambda n: n.all_start_micros):
                 start = n.all_start_micros - origin

@@ -80,12 +80,3 @@ def escape(text):
     """`text` as a str, escaped for HTML (quotes too)."""
     return html.escape(str(text), quote=True)
 
-
-# Colours for devices, in order of their sorted names (Tableau 10).
-PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
-           "#ff9da7", "#9c755f", "#bab0ac")
-
-
-def colour(index):
-    """The colour of the device at `index` in sorted order, from PALETTE (repeating)."""
-    return PALETTE[index % len(PALETTE)]
