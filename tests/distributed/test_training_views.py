@@ -60,14 +60,14 @@ def test_async_training_shows_each_workers_staleness_and_loss_while_it_runs(clus
             errors.append(err)
 
     with StalenessPlot(list(tasks.values())) as plot:
-        first = bytes(plot._view.value)
+        first = plot._view.value
         clients = [threading.Thread(target=replica, args=(i,)) for i in range(2)]
         for client in clients:
             client.start()
         try:
             seen = poll_for(lambda: all(plot.staleness.histogram(w) and
                                         len(plot.staleness.losses(w)) >= 3 for w in WORKERS)
-                            and bytes(plot._view.value) != first, 30)
+                            and plot._view.value != first, 30)
             training = all(client.is_alive() for client in clients)
         finally:
             stop.set()

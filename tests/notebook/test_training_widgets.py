@@ -38,15 +38,16 @@ def test_staleness_plot_draws_histograms_losses_and_drops_per_worker_in_its_colo
     w1.publish(_loss(1.9))
     ps.publish(_update(W1, 0, 1))
     with StalenessPlot([ps, w0, w1]) as plot:
-        first = bytes(plot._view.value)
-        assert first.startswith(b"\x89PNG")
+        first = plot._view.value
+        assert 'data-points="2"' in first and "data:image/png;base64," in first
         assert [plot.staleness.histogram(w) for w in (W0, W1)] == [[(0, 1)], [(1, 1)]]
         for worker, log, computed, applied in ((W0, w0, 1, 2), (W1, w1, 1, 3)):
             log.publish(_loss(1.5))
             ps.publish(_update(worker, computed, applied))
         ps.publish(_update(W1, 1, 4, dropped=True))
         assert poll_for(lambda: plot.staleness.dropped == {W1: 1})
-        assert poll_for(lambda: bytes(plot._view.value) != first)   # redrawn in place
+        assert poll_for(lambda: 'data-points="4" data-dropped="1"' in plot._view.value)
+        assert plot._view.value != first   # redrawn in place
     histogram, loss, dropped = plot.figure.axes   # as close() drew it last
     assert not histogram.lines                    # bars, not dots piled on rows
     assert [to_hex(bar.get_facecolor()) for bar in histogram.patches] == [
@@ -60,7 +61,7 @@ def test_staleness_plot_draws_histograms_losses_and_drops_per_worker_in_its_colo
     assert set(data) == {WIDGET_VIEW, "text/html", "text/plain"}
     assert data["text/plain"] == repr(plot) == (
         "StalenessPlot: staleness, loss and dropped gradients per worker")
-    assert data["text/html"].startswith('<img src="data:image/png;base64,')
+    assert data["text/html"].startswith('<div class="dtfnb-staleness" data-workers="2"')
 
 
 def test_a_staleness_plot_without_losses_says_how_to_get_them():

@@ -10,8 +10,9 @@ from dtfnb.notebook.widgets.base import EventWidget
 
 
 class StalenessPlot(EventWidget):
-    """A matplotlib figure, redrawn in place while training runs (display it before the
-    training starts: a cell's last value is shown only when the cell ends). Per worker,
+    """A matplotlib figure (a PNG in HTML that also carries its counts), redrawn in place
+    while training runs (display it before the training starts: a cell's last value is
+    shown only when the cell ends). Per worker,
     in its palette colour: a histogram of how stale its applied gradients were (the global
     step they were applied at minus the one they were computed at), its loss against the
     global step, and how many of its gradients a SyncReplicasOptimizer dropped as stale.
@@ -31,11 +32,6 @@ class StalenessPlot(EventWidget):
         self.figure = Figure(figsize=(10, 3), dpi=80, layout="constrained")
         self._axes = self.figure.subplots(1, 3, width_ratios=(2, 2, 1))
         super().__init__(source)
-
-    def _make_view(self):
-        import ipywidgets
-
-        return ipywidgets.Image(format="png")
 
     def _apply(self, event):
         self.staleness.apply(event)
@@ -80,8 +76,9 @@ class StalenessPlot(EventWidget):
                                loc="outside right upper", fontsize=8)
         buffer = io.BytesIO()
         self.figure.savefig(buffer, format="png")
-        return buffer.getvalue()
-
-    def _html(self):
-        png = base64.b64encode(self._view.value).decode("ascii")
-        return f'<img src="data:image/png;base64,{png}" alt="{self._text()}"/>'
+        png = base64.b64encode(buffer.getvalue()).decode("ascii")
+        # The counts ride along as attributes, so a page (or a test) can read what is drawn.
+        points = sum(len(self.staleness.points[w]) for w in workers)
+        return (f'<div class="dtfnb-staleness" data-workers="{len(workers)}" '
+                f'data-points="{points}" data-dropped="{sum(self.staleness.dropped.values())}">'
+                f'<img src="data:image/png;base64,{png}" alt="{self._text()}"/></div>')
