@@ -231,14 +231,13 @@ function renderTask(task: ITask): HTMLElement {
   row.title = [`/job:${task.job}/task:${task.task} at ${task.address}`, ...task.devices].join('\n');
   const state = text('span', 'dtfnb-state', task.stopped_at ? `${task.state} at ${task.stopped_at}` : task.state);
   state.prepend(element('span', `dtfnb-dot dtfnb-mod-${task.state}`));
+  row.append(text('span', 'dtfnb-task-name', name), state, text('span', 'dtfnb-address', task.address));
   const work = task.work;
-  const done = [plural(work.steps_run, 'step'), plural(work.graphs_run, 'graph'), `${formatBytes(work.bytes_sent)} sent`];
-  row.append(
-    text('span', 'dtfnb-task-name', name),
-    state,
-    text('span', 'dtfnb-address', task.address),
-    text('span', 'dtfnb-work', done.join(' · '))
-  );
+  if (work) {
+    // (A kernel older than snapshot v2 counts no work.)
+    const done = [plural(work.steps_run, 'step'), plural(work.graphs_run, 'graph'), `${formatBytes(work.bytes_sent)} sent`];
+    row.appendChild(text('span', 'dtfnb-work', done.join(' · ')));
+  }
   return row;
 }
 
@@ -265,7 +264,8 @@ function renderQueue(queue: IQueue): HTMLElement {
   const size = queue.capacity === null ? `${queue.size} (no limit)` : `${queue.size} / ${queue.capacity}`;
   bar.append(fill, text('span', 'dtfnb-bar-text', size));
   row.appendChild(bar);
-  if (!queue.stopped_at) {
+  if (!queue.stopped_at && queue.enqueued_per_second !== undefined) {
+    // (A kernel older than snapshot v2 sends no rates.)
     const rates = `+${queue.enqueued_per_second.toFixed(1)}/s in · \u2212${queue.dequeued_per_second.toFixed(1)}/s out`;
     row.appendChild(text('div', 'dtfnb-rates', rates));
   }
