@@ -145,26 +145,25 @@ def test_panel_lists_the_four_tasks(panel, page):
 def test_ops_are_coloured_by_their_real_devices(panel, page):
     from playwright.sync_api import expect
 
-    # The training step is the notebook's last cell: wait until its ops are placed.
-    expect(panel.locator('.dtfnb-op[data-name="GradientDescent"]')).to_be_visible(
+    # The training step is the notebook's last cell: wait until its graph is drawn.
+    expect(panel.locator('.dtfnb-folded[data-scope="GradientDescent"]')).to_be_visible(
         timeout=90_000)
     # The panel redraws on every snapshot: read it in one go.
-    chips, legend, crossing, lit = panel.evaluate("""panel => {
-        const colour = e => getComputedStyle(e).backgroundColor;
+    chips, legend, transfers = panel.evaluate("""panel => {
         const chips = {}, legend = {};
         for (const chip of panel.querySelectorAll('.dtfnb-op')) {
-            chips[chip.dataset.name] = [chip.dataset.device, colour(chip)];
+            chips[chip.dataset.name] = [chip.dataset.device,
+                                        chip.querySelector('.dtfnb-op-box').getAttribute('fill')];
         }
         for (const item of panel.querySelectorAll('.dtfnb-legend-item')) {
-            legend[item.dataset.device] = colour(item.querySelector('.dtfnb-swatch'));
+            const [r, g, b] = getComputedStyle(item.querySelector('.dtfnb-swatch'))
+                .backgroundColor.match(/\\d+/g).map(Number);
+            legend[item.dataset.device] = '#' + [r, g, b].map(
+                c => c.toString(16).padStart(2, '0')).join('');
         }
-        const crossing = Number(panel.querySelector('.dtfnb-cut').dataset.edges);
-        // Hovering an op lights up its neighbours in the graph.
-        const matmul = panel.querySelector('.dtfnb-op[data-name="dnn/MatMul"]');
-        matmul.dispatchEvent(new MouseEvent('mouseover', {bubbles: true}));
-        const lit = [...panel.querySelectorAll('.dtfnb-mod-neighbour')].map(e => e.dataset.name);
-        matmul.dispatchEvent(new MouseEvent('mouseout', {bubbles: true}));
-        return [chips, legend, crossing, lit];
+        const transfers = [...panel.querySelectorAll('.dtfnb-transfer')].map(
+            li => [li.dataset.tensor, li.dataset.consumers]);
+        return [chips, legend, transfers];
     }""")
     # replica_device_setter puts the variables round-robin on the ps tasks and the
     # rest on the worker.
@@ -172,15 +171,15 @@ def test_ops_are_coloured_by_their_real_devices(panel, page):
     assert chips["dnn/b"][0] == PS1
     assert chips["dnn/MatMul"][0] == WORKER0
     assert chips["loss"][0] == WORKER0
-    # Each chip wears its device's legend colour, and the devices differ in colour.
+    # Each op wears its device's legend colour, and the devices differ in colour.
     assert {PS0, PS1, WORKER0} <= set(legend)
     assert len(set(legend.values())) == len(legend)
     for name, (device, colour) in chips.items():
         assert colour == legend[device], name
     # w/read and b/read (on the ps tasks) feed the worker's MatMul and add, and the
     # worker's gradients feed the updates on the ps tasks: each a Send/Recv pair.
-    assert crossing >= 4
-    assert {"X", "dnn/w/read", "dnn/add"} <= set(lit)
+    assert len(transfers) >= 4
+    assert ["dnn/w/read:0", "dnn/MatMul"] in transfers
     # Ops are grouped by name scope.
     expect(panel.locator('.dtfnb-scope[data-scope="dnn"] .dtfnb-op[data-name="dnn/w"]')
            ).to_be_visible()
