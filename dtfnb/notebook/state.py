@@ -138,6 +138,7 @@ class Run:
 
     def __init__(self, task, step, planned=False):
         self.task, self.step, self.planned = task, step, planned
+        self.number = 0   # the how-manieth step of its session this kernel saw (0: stand-in)
 
     @property
     def session(self):
@@ -169,6 +170,8 @@ class Runs:
         self.tasks = {}          # handle -> the task of its master
         self.targets = {}
         self.addresses = {}
+        self._counts = collections.Counter()   # handle -> steps seen
+        self._first_seen = {}                  # handle -> when its first run started
 
     def apply(self, event):
         """Folds in a PlanEvent or a StepEvent (others are ignored)."""
@@ -185,6 +188,10 @@ class Runs:
             self._add(Run(event.task, event.step))
 
     def _add(self, run):
+        self._first_seen.setdefault(run.session, run.step.start_time)
+        if not run.planned:
+            self._counts[run.session] += 1
+            run.number = self._counts[run.session]
         runs = self.sessions.pop(run.session, None)
         if runs is None or runs[0].planned:   # a stand-in gives way to what ran
             runs = collections.deque(maxlen=_RUNS_KEPT)
@@ -197,6 +204,8 @@ class Runs:
     def _forget(self, session):
         del self.sessions[session]
         self.tasks.pop(session, None)
+        self._counts.pop(session, None)
+        self._first_seen.pop(session, None)
         for key in [k for k, plan in self.plans.items() if plan.session_handle == session]:
             del self.plans[key]
 
@@ -224,14 +233,15 @@ class Runs:
         step = run.step
         return {"id": f"{run.session}/{step.step_id}", "session": run.session,
                 "target": self.target(run.session), "task": run.task, "step": step.step_id,
-                "cell": self.cells.at(step.start_time), "time": step.start_time,
-                "duration": step.duration, "error": step.error, "plan": run.plan,
-                "transfer_bytes": list(step.transfer_bytes)}
+                "number": run.number, "cell": self.cells.at(step.start_time),
+                "time": step.start_time, "duration": step.duration, "error": step.error,
+                "plan": run.plan, "transfer_bytes": list(step.transfer_bytes)}
 
     def session_dicts(self):
         """The protocol's ISessions, newest run first."""
         sessions = sorted(self.sessions.items(), key=lambda item: -item[1][0].end)
         return [{"session": session, "target": self.target(session),
+                 "cell": self.cells.at(self._first_seen[session]),
                  "stopped_at": self.stops.stopped_at(self.tasks.get(session, "")),
                  "runs": [self.run_dict(run) for run in runs]}
                 for session, runs in sessions]
@@ -298,13 +308,15 @@ class Rate:
             self._samples.popleft()
 
     def per_second(self, now=None):
-        """The total's growth per second over the samples kept, 0.0 with fewer than two or
-        when the last is older than the window at `now` (default: the clock's now)."""
+        """The total's growth per second from the first sample kept until `now` (default:
+        the clock's now), over at least a second: a burst of three enqueues reads 2/s, not
+        the thousands its milliseconds would give, and fades as it ages. 0.0 with fewer
+        than two samples or when the last is older than the window."""
         now = clock.time() if now is None else now
         if len(self._samples) < 2 or self._samples[-1][0] < now - _RATE_WINDOW:
             return 0.0
-        (t0, n0), (t1, n1) = self._samples[0], self._samples[-1]
-        return (n1 - n0) / (t1 - t0) if t1 > t0 else 0.0
+        (t0, n0), (_, n1) = self._samples[0], self._samples[-1]
+        return (n1 - n0) / max(now - t0, 1.0)
 
 
 class Queues:

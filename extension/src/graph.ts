@@ -1,7 +1,7 @@
 import { element, text } from './dom';
 import { formatBytes, plural } from './format';
 import { EDGE_LABEL_HEIGHT, fitLabel, ILayout, layout, LABEL_PX, TITLE_HEIGHT } from './layout';
-import { IDevice, IRunPlacement, ITransfer } from './protocol';
+import { IDevice, IRun, IRunPlacement, ITransfer } from './protocol';
 import { IScope, IShown, Item, opOf, scopeName, scopeTree, shown } from './scopes';
 
 const SVG = 'http://www.w3.org/2000/svg';
@@ -403,16 +403,23 @@ function luminance(hex: string): number {
   return 0.299 * r + 0.587 * g + 0.114 * b;
 }
 
+/** "run 12": the session's 12th step the kernel saw ("planned" for a plan seen before any run). */
+export function runName(run: IRun): string {
+  return run.number > 0 ? `run ${run.number}` : 'planned';
+}
+
 /** "ps:0 CPU:0 ×12, worker:0 CPU:0 ×30" */
 function mix(devices: Map<string, number>, known: Map<string, IDevice>): string {
   return [...devices].map(([name, n]) => `${known.get(name)?.short ?? name} ×${n}`).join(', ');
 }
 
-/** "step 12 · [5] · grpc://127.0.0.1:2222 · ok", with "failed" and "stopped at 14:02" when so. */
+/** "run 12 · [5] · grpc://127.0.0.1:2222 · ok", with "failed" and "stopped at 14:02" when so. */
 function header(placement: IRunPlacement): HTMLElement[] {
   const run = placement.run;
+  const name = text('span', 'dtfnb-run-step', runName(run));
+  name.title = `step id ${run.id.slice(run.id.lastIndexOf('/') + 1)}`;
   const parts = [
-    text('span', 'dtfnb-run-step', `step ${run.step}`),
+    name,
     text('span', 'dtfnb-run-cell', run.cell === null ? '[ ]' : `[${run.cell}]`),
     text('span', 'dtfnb-run-target', run.target)
   ];

@@ -3,7 +3,7 @@ import { Widget } from '@lumino/widgets';
 
 import { element, text } from './dom';
 import { formatBytes, plural } from './format';
-import { PlacementGraph } from './graph';
+import { PlacementGraph, runName } from './graph';
 import { KernelLink } from './link';
 import { ICluster, IQueue, IRun, ISession, ISnapshot, ITask, runPlacement } from './protocol';
 
@@ -140,7 +140,8 @@ export class DtfnbPanel extends Widget {
     const targets = sessions.map(s => s.target);
     for (const session of sessions) {
       const twin = targets.filter(t => t === session.target).length > 1;
-      entries.push([session.session, twin ? `${session.target} (${session.session.slice(0, 6)})` : session.target]);
+      const since = session.cell === null ? '' : ` · from [${session.cell}]`;
+      entries.push([session.session, twin ? `${session.target}${since} (${session.session.slice(0, 6)})` : `${session.target}${since}`]);
     }
     if (this._followed !== LATEST && !sessions.some(s => s.session === this._followed)) {
       entries.push([this._followed, 'a session that ended']);
@@ -184,10 +185,10 @@ function newestRun(sessions: ISession[]): IRun | undefined {
     .sort((a, b) => b.time - a.time)[0];
 }
 
-/** "step 12 · [5] · 146 ops", "failed" when it did: click to pin. */
+/** "run 12 · [5] · 146 ops", "failed" when it did: click to pin. */
 function historyItem(run: IRun, snapshot: ISnapshot, shown: boolean, pinned: boolean): HTMLElement {
   const ops = snapshot.plans[run.plan]?.nodes.length ?? 0;
-  const parts = [`step ${run.step}`, run.cell === null ? '' : `[${run.cell}]`, plural(ops, 'op')].filter(Boolean);
+  const parts = [runName(run), run.cell === null ? '' : `[${run.cell}]`, plural(ops, 'op')].filter(Boolean);
   const item = text('li', 'dtfnb-history-run', parts.join(' · '));
   if (run.error) {
     item.appendChild(text('span', 'dtfnb-tag dtfnb-mod-failed', 'failed'));

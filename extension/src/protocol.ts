@@ -83,7 +83,8 @@ export interface IRun {
   session: string;
   target: string; // "grpc://127.0.0.1:2222", or "in-process"
   task: string; // the master's task: "/job:worker/replica:0/task:0"
-  step: number;
+  step: number; // the runtime's step id (a large random number: shown on hover only)
+  number: number; // the how-manieth step of its session the kernel saw; 0: planned, not seen run
   cell: number | null; // execution count of the cell that was running
   time: number; // start, seconds since the epoch
   duration: number; // seconds
@@ -95,6 +96,7 @@ export interface IRun {
 export interface ISession {
   session: string;
   target: string;
+  cell: number | null; // the cell that was running when its first run was seen
   stopped_at: string | null; // its master's task stopped
   runs: IRun[]; // newest first, at most 10
 }

@@ -79,7 +79,7 @@ def placement_of(fetches, step=1, cell=5, target="grpc://127.0.0.1:2222", error=
     return {
         "version": 1,
         "run": {"id": f"s1/{step}", "session": "s1", "target": target,
-                "task": "/job:worker/replica:0/task:0", "step": step, "cell": cell,
+                "task": "/job:worker/replica:0/task:0", "step": step, "number": step, "cell": cell,
                 "time": 1.7e9 + step, "duration": 0.01, "error": error, "plan": "s1/1",
                 "transfer_bytes": [t["bytes"] for t in transfers.values()]},
         "devices": [{"name": d, "short": palette.short(d), "colour": palette.colour(d),

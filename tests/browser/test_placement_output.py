@@ -27,7 +27,7 @@ def placement(name, **run):
 """
 CELLS = [
     SHOW + 'handle = display(placement("linear.json"), raw=True, display_id=True)',
-    'handle.update(placement("linear.json", step=2, cell=6), raw=True)',
+    'handle.update(placement("linear.json", step=2, number=2, cell=6), raw=True)',
     'display(placement("mlp3.json"), raw=True)',
     'display(placement("mlp8.json"), raw=True)',
 ]
@@ -113,7 +113,7 @@ def test_a_placement_output_is_drawn_as_a_graph(placements, page):
     assert len(seen["transfers"]) == len(data["transfers"])
     assert "dnn/w/read (ps:0 CPU:0) \u2192 dnn/MatMul (worker:0 CPU:0), 12 B" in seen["transfers"]
     assert seen["pairs"] >= 2 and seen["sends"] == seen["pairs"]
-    assert "step 1" in seen["header"] and "[5]" in seen["header"]
+    assert "run 1" in seen["header"] and "[5]" in seen["header"]
     assert "grpc://127.0.0.1:2222" in seen["header"] and "ok" in seen["header"]
     screenshot(page, "placement-output")
 
@@ -130,7 +130,7 @@ def test_a_folded_scope_opens_on_click_and_stays_open_across_updates(placements,
     screenshot(page, "placement-output-gradients-open")
     # A display update redraws the same view of the new run.
     run_cell(page, 1)
-    expect(graph.locator(".dtfnb-run")).to_contain_text("step 2", timeout=30_000)
+    expect(graph.locator(".dtfnb-run")).to_contain_text("run 2", timeout=30_000)
     expect(graph.locator(".dtfnb-run")).to_contain_text("[6]")
     expect(gradients).to_be_visible()
     # Its title folds it again.

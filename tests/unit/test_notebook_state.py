@@ -4,8 +4,10 @@ fallback picture of what they fold."""
 
 import time
 
+import pytest
+
 from dtfnb.notebook import palette
-from dtfnb.notebook.state import Cells, Queues, Runs, Stops, Work, hh_mm
+from dtfnb.notebook.state import Cells, Queues, Rate, Runs, Stops, Work, hh_mm
 from dtfnb.notebook.widgets.placement import placement_text, summary_svg
 from dtfnb.protos import monitor_pb2
 
@@ -61,10 +63,11 @@ def test_runs_keep_each_sessions_last_ten_runs_and_the_cell_each_ran_in():
     assert (s1["target"], s2["target"]) == ("grpc://localhost:2222", "grpc://127.0.0.1:3333")
     newest = s1["runs"][0]
     assert newest == {"id": "s1/11", "session": "s1", "target": "grpc://localhost:2222",
-                      "task": WORKER, "step": 11, "cell": 5, "time": 210.0,
+                      "task": WORKER, "step": 11, "number": 12, "cell": 5, "time": 210.0,
                       "duration": 0.01, "error": "", "plan": "s1/1",
                       "transfer_bytes": [12, 8]}
     assert s1["runs"][-1]["cell"] == 4 and s2["runs"][0]["error"].startswith("Invalid")
+    assert (s1["cell"], s2["cell"]) == (4, 5)   # where each session first ran
     assert runs.latest().session == "s2" and runs.latest("s1").step.step_id == 11
     assert set(runs.plan_dicts()) == {"s1/1", "s2/1"}
     assert runs.plan_dicts()["s1/1"]["fetches"] == ["dnn/MatMul:0"]
@@ -158,3 +161,16 @@ def test_placement_text_before_a_run_and_of_a_failed_one():
     text = placement_text(runs.run_placement(runs.latest()), "the latest step")
     assert text.startswith("PlacementView: the latest step failed (InvalidArgumentError); "
                            "it ran 4 ops on 3 devices")
+
+
+def test_a_burst_of_enqueues_reads_as_its_count_per_second_not_per_millisecond():
+    rate = Rate()
+    for i in range(3):   # three enqueues 5 ms apart
+        rate.add(100.0 + i * 0.005, i + 1)
+    assert rate.per_second(now=100.01) == 2.0     # over at least a second
+    assert rate.per_second(now=104.0) == 0.5      # fading as it ages
+    assert rate.per_second(now=106.0) == 0.0      # gone once out of the window
+    steady = Rate()
+    for i in range(50):   # 10 a second for 5 seconds
+        steady.add(200.0 + i * 0.1, i)
+    assert steady.per_second(now=204.9) == pytest.approx(10.0, rel=0.05)
