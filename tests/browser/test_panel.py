@@ -3,14 +3,20 @@ cluster with %%cluster, runs a replica_device_setter graph on it, and the panel 
 the four tasks, the ops coloured by the devices they really ran on, and a queue that
 fills as the notebook enqueues."""
 
-import json
 import os
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "test-artifacts"   # made by the page fixture
+from tests.browser.conftest import ROOT
+from tests.browser.notebook_ui import (
+    active_notebook,
+    open_notebook,
+    run_all,
+    run_cell,
+    screenshot,
+    show_tab,
+)
+
 README_IMAGE = ROOT / "docs/images/panel.png"
 
 CELLS = [
@@ -55,49 +61,6 @@ GPU0 = "/job:worker/replica:0/task:0/device:GPU:0"
 
 PS0, PS1 = "/job:ps/replica:0/task:0/device:CPU:0", "/job:ps/replica:0/task:1/device:CPU:0"
 WORKER0 = "/job:worker/replica:0/task:0/device:CPU:0"
-
-
-def write_notebook(path, cells):
-    document = {
-        "nbformat": 4, "nbformat_minor": 5,
-        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                    "language": "python"}},
-        "cells": [{"cell_type": "code", "id": f"cell{i}", "metadata": {}, "source": source,
-                   "outputs": [], "execution_count": None} for i, source in enumerate(cells)],
-    }
-    path.write_text(json.dumps(document))
-
-
-def screenshot(page, name):
-    # Bytes, written here: Playwright's own file writing starts threads.
-    (ARTIFACTS / f"{name}.png").write_bytes(page.screenshot())
-
-
-def active_notebook(page):
-    return page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
-
-
-def run_all(page, cells):
-    """Runs every cell in order, as Shift+Enter from the first cell does."""
-    active_notebook(page).locator(".jp-Cell").first.locator(".jp-InputPrompt").click()
-    for _ in cells:
-        page.keyboard.press("Shift+Enter")
-
-
-def run_cell(page, index):
-    """Runs one cell in place, as Ctrl+Enter on a selected cell does."""
-    active_notebook(page).locator(".jp-Cell").nth(index).locator(".jp-InputPrompt").click()
-    page.keyboard.press("Control+Enter")
-
-
-def open_notebook(lab, page, name, cells):
-    write_notebook(lab.root / name, cells)
-    page.goto(f"{lab.url}/lab/tree/{name}?token={lab.token}")
-    active_notebook(page).locator(".jp-Cell").first.wait_for()
-
-
-def show_tab(page, name):
-    page.locator("#jp-main-dock-panel .lm-TabBar-tab", has_text=name).click()
 
 
 def widen_side_panel(page, pixels):

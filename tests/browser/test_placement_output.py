@@ -12,8 +12,9 @@ import re
 
 import pytest
 
+from tests.browser.conftest import ARTIFACTS
+from tests.browser.notebook_ui import open_notebook, run_cell, screenshot, wait_for_kernel
 from tests.browser.placements import PLACEMENT_MIME, linear_regression, mlp, placement_of
-from tests.browser.test_panel import ARTIFACTS, open_notebook, run_cell, screenshot
 
 SHOW = f"""\
 import json
@@ -47,7 +48,7 @@ def placements(lab, page):
         (lab.root / name).write_text(json.dumps(placement))
     open_notebook(lab, page, "placements.ipynb", CELLS)
     # A cell run before the kernel is up does not run.
-    page.locator("#jp-main-statusbar", has_text="| Idle").wait_for(timeout=60_000)
+    wait_for_kernel(page)
     return data
 
 
