@@ -68,8 +68,13 @@ def wait_for_kernel(page):
 
 def open_notebook(lab, page, name, cells):
     """Writes `name` with `cells` and opens it in the main area."""
+    from playwright.sync_api import expect
+
     write_notebook(lab.root / name, cells)
     page.goto(f"{lab.url}/lab/tree/{name}?token={lab.token}")
+    # The restored workspace may bring an earlier notebook to the front first.
+    expect(page.locator("#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current")).to_contain_text(
+        name, timeout=60_000)
     active_notebook(page).locator(".jp-Cell").first.wait_for()
 
 

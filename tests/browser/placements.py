@@ -1,92 +1,38 @@
 """Placement cell outputs (`application/vnd.dtfnb.placement+json`, extension/src/protocol.ts's
-IRunPlacement) made from real dtfnb graphs, for the renderer's browser tests: the nodes,
-devices and inputs come from the graph; a graph built under replica_device_setter names
-its devices, which are resolved here as the placer would (CPU:0 of the task, an op without
-a device on its first consumer's); the transfers are the inputs whose devices differ, with
-the bytes of their static shapes (the batch dimension taken as BATCH)."""
+IRunPlacement) of real steps, for the renderer's browser tests: each graph is run once on
+a cluster of in-process servers, and the placement is what the kernel side makes of the
+master's monitor stream, as PlacementView shows it."""
 
-import re
+import numpy as np
 
 import dtfnb as tf
-from dtfnb.notebook import palette
+from dtfnb.notebook.state import Runs
+from tests.helpers import Cluster
 
 PLACEMENT_MIME = "application/vnd.dtfnb.placement+json"
 BATCH = 50
 
 
-def resolved(device):
-    """"/job:ps/task:1" -> "/job:ps/replica:0/task:1/device:CPU:0"."""
-    job = re.search(r"/job:([^/]+)", device).group(1)
-    task = re.search(r"/task:(\d+)", device)
-    kind = re.search(r"/device:([^/]+)", device)
-    return (f"/job:{job}/replica:0/task:{task.group(1) if task else 0}"
-            f"/device:{kind.group(1) if kind else 'CPU:0'}")
-
-
-def _bytes(tensor):
-    dims = tensor.shape.as_list() if tensor.shape.dims is not None else None
-    if dims is None:
-        return None
-    count = 1
-    for dim in dims:
-        count *= BATCH if dim is None else dim
-    return count * tensor.dtype.size
-
-
-def executed(fetches):
-    """The ops a run of `fetches` executes: theirs and those they need, in graph order."""
-    needed, todo = set(), [fetch.op if hasattr(fetch, "op") else fetch for fetch in fetches]
-    while todo:
-        op = todo.pop()
-        if op not in needed:
-            needed.add(op)
-            todo.extend(tensor.op for tensor in op.inputs)
-            todo.extend(op.control_inputs)
-    return [op for op in fetches[0].graph.get_operations() if op in needed]
-
-
-def placement_of(fetches, step=1, cell=5, target="grpc://127.0.0.1:2222", error=""):
-    """The IRunPlacement of a run of `fetches`."""
-    ops = executed(fetches)
-    consumers = {}
-    for op in ops:
-        for tensor in op.inputs:
-            consumers.setdefault(tensor.op.name, []).append(op)
-    devices = {}
-
-    def device_of(op):
-        if op.name not in devices:
-            devices[op.name] = resolved(op.device) if op.device else None
-            if devices[op.name] is None:
-                firsts = consumers.get(op.name, [])
-                devices[op.name] = device_of(firsts[0]) if firsts else \
-                    resolved("/job:worker/task:0")
-        return devices[op.name]
-
-    nodes = [{"name": op.name, "op": op.type, "device": device_of(op), "requested": op.device,
-              "inputs": [t.name for t in op.inputs] + [f"^{c.name}" for c in op.control_inputs]}
-             for op in ops]
-    transfers = {}
-    for op in ops:
-        for tensor in op.inputs:
-            src, dst = device_of(tensor.op), device_of(op)
-            if src != dst:
-                edge = transfers.setdefault((tensor.name, dst), {
-                    "tensor": tensor.name, "src": src, "dst": dst, "consumers": [],
-                    "bytes": _bytes(tensor)})
-                edge["consumers"].append(op.name)
-    used = sorted({node["device"] for node in nodes}, key=palette.sort_key)
-    return {
-        "version": 1,
-        "run": {"id": f"s1/{step}", "session": "s1", "target": target,
-                "task": "/job:worker/replica:0/task:0", "step": step, "number": step, "cell": cell,
-                "time": 1.7e9 + step, "duration": 0.01, "error": error, "plan": "s1/1",
-                "transfer_bytes": [t["bytes"] for t in transfers.values()]},
-        "devices": [{"name": d, "short": palette.short(d), "colour": palette.colour(d),
-                     "emulated": False, "stopped_at": None} for d in used],
-        "nodes": nodes,
-        "transfers": list(transfers.values()),
-    }
+def placement_of(build, workers=1):
+    """The IRunPlacement of one step of the graph `build()` returns as (graph, fetches,
+    feed of placeholder name -> shape), run on 2 ps tasks and `workers` workers with
+    worker:0 as master."""
+    graph, fetches, feeds = build()
+    with Cluster({"ps": 2, "worker": workers}) as cluster:
+        events = cluster["worker", 0].events.subscribe(("plan", "step"))
+        rng = np.random.RandomState(0)
+        with graph.as_default(), tf.Session(cluster.target("worker", 0)) as sess:
+            sess.run(tf.global_variables_initializer())
+            feed = {}
+            for name, shape in feeds.items():   # labels 0..9 where the dtype is an integer
+                tensor = graph.get_tensor_by_name(name)
+                feed[tensor] = (rng.rand(*shape) * 10).astype(tensor.dtype.as_numpy_dtype)
+            sess.run(fetches, feed)
+        runs = Runs()
+        for event in iter(lambda: events.get(timeout=0), None):
+            runs.apply(event)
+        events.close()
+    return runs.run_placement(runs.latest())
 
 
 def linear_regression():
@@ -103,7 +49,7 @@ def linear_regression():
             prediction = tf.matmul(X, w) + b
         loss = tf.reduce_mean(tf.square(prediction - y), name="loss")
         training_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
-    return [training_op, loss]
+    return graph, [training_op, loss], {"X:0": (BATCH, 3), "y:0": (BATCH, 1)}
 
 
 def mlp(workers=3):
@@ -136,11 +82,13 @@ def mlp(workers=3):
                         for pairs in zip(*tower_gradients)]
         with tf.device(tf.train.replica_device_setter(ps_tasks=2)):
             training_op = optimizer.apply_gradients(averaged)
-    return [training_op, *losses]
+    feeds = {f"tower_{i}/{name}:0": shape for i in range(workers)
+             for name, shape in (("X", (BATCH, 784)), ("y", (BATCH,)))}
+    return graph, [training_op, *losses], feeds
 
 
 if __name__ == "__main__":
     for build in (linear_regression, mlp):
-        data = placement_of(build())
+        data = placement_of(build, 3 if build is mlp else 1)
         print(build.__name__, len(data["nodes"]), "nodes", len(data["transfers"]), "transfers",
               [d["short"] for d in data["devices"]])

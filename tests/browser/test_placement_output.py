@@ -7,13 +7,21 @@ and a view that survives an update of the display. The time a training step of t
 on 2 ps and 3 workers (193 ops) and on 2 ps and 8 workers (448 ops) takes to draw is
 written to test-artifacts/placement-render.json."""
 
+import inspect
 import json
 import re
+from functools import partial
 
 import pytest
 
 from tests.browser.conftest import ARTIFACTS
-from tests.browser.notebook_ui import open_notebook, run_cell, screenshot, wait_for_kernel
+from tests.browser.notebook_ui import (
+    open_notebook,
+    run_cell,
+    screenshot,
+    wait_for_kernel,
+    wait_until_idle,
+)
 from tests.browser.placements import PLACEMENT_MIME, linear_regression, mlp, placement_of
 
 SHOW = f"""\
@@ -27,12 +35,14 @@ def placement(name, **run):
     return {{"{PLACEMENT_MIME}": data, "text/plain": f"placement of step {{data['run']['step']}}"}}
 """
 CELLS = [
-    SHOW + 'handle = display(placement("linear.json"), raw=True, display_id=True)',
+    SHOW + 'handle = display(placement("linear.json", number=1, cell=5, '
+           'target="grpc://127.0.0.1:2222"), raw=True, display_id=True)',
     'handle.update(placement("linear.json", step=2, number=2, cell=6), raw=True)',
     'display(placement("mlp3.json"), raw=True)',
     'display(placement("mlp8.json"), raw=True)',
 ]
-FIXTURES = {"linear.json": linear_regression(), "mlp3.json": mlp(3), "mlp8.json": mlp(8)}
+FIXTURES = {"linear.json": (linear_regression, 1), "mlp3.json": (partial(mlp, 3), 3),
+            "mlp8.json": (partial(mlp, 8), 8)}
 
 
 def output(page, index):
@@ -43,7 +53,7 @@ def output(page, index):
 @pytest.fixture(scope="module")
 def placements(lab, page):
     """The fixtures' data by file name, written beside placements.ipynb, which is open."""
-    data = {name: placement_of(graph) for name, graph in FIXTURES.items()}
+    data = {name: placement_of(*fixture) for name, fixture in FIXTURES.items()}
     for name, placement in data.items():
         (lab.root / name).write_text(json.dumps(placement))
     open_notebook(lab, page, "placements.ipynb", CELLS)
@@ -103,8 +113,10 @@ def test_a_placement_output_is_drawn_as_a_graph(placements, page):
         assert device == devices[name], name
         assert fill == colours[device], name
     assert seen["legend"] == {name: rgb(colour) for name, colour in colours.items()}
-    # The forward pass is open, the gradients and the optimizer are folded.
-    assert {"dnn/MatMul", "dnn/w", "dnn/w/read", "X", "loss"} <= set(seen["ops"])
+    # The forward pass is open, the gradients and the optimizer are folded; X was fed, so
+    # its placeholder did not run.
+    assert {"dnn/MatMul", "dnn/w", "dnn/w/read", "loss"} <= set(seen["ops"])
+    assert "X" not in seen["ops"]
     assert not any(name.startswith("gradients/") for name in seen["ops"])
     graph = output(page, 0)
     expect(graph.locator('.dtfnb-folded[data-scope="gradients"]')).to_be_visible()
@@ -172,3 +184,49 @@ def test_time_to_draw_a_training_step_of_the_mlp(placements, page, index, name):
                      "all_open": {"items": opened["items"], "render_ms": opened["ms"]}}
     report.write_text(json.dumps(results, indent=2))
     print(name, results[name])
+
+
+PANEL_CELLS = [
+    "%load_ext dtfnb",
+    "%%cluster --name big\nps: 2\nworker: 3",
+    "import numpy as np\nimport dtfnb as tf\n\nBATCH = 50\n\n\n" + inspect.getsource(mlp) + """
+graph, fetches, feeds = mlp(3)
+with graph.as_default():
+    init = tf.global_variables_initializer()
+sess = tf.Session(big.target("worker", 0), graph=graph)
+sess.run(init)
+rng = np.random.RandomState(0)
+feed = {}
+for name, shape in feeds.items():
+    tensor = graph.get_tensor_by_name(name)
+    feed[tensor] = (rng.rand(*shape) * 10).astype(tensor.dtype.as_numpy_dtype)
+sess.run(fetches, feed)""",
+]
+
+
+def test_time_to_draw_a_real_training_step_in_the_panel(lab, page):
+    """The MLP's training step run on 2 ps + 3 workers, as the panel draws it: a
+    measurement, written to test-artifacts/placement-render.json, not an assertion."""
+    from playwright.sync_api import expect
+
+    open_notebook(lab, page, "panel_render.ipynb", PANEL_CELLS)
+    page.locator('.jp-SideBar .lm-TabBar-tab[data-id="dtfnb-panel"]').click()
+    wait_for_kernel(page)
+    for index in range(len(PANEL_CELLS)):
+        run_cell(page, index)
+        wait_until_idle(page, index)
+    graph = page.locator("#dtfnb-panel .dtfnb-placement")
+    expect(graph.locator(".dtfnb-run-cell")).to_have_text("[3]", timeout=60_000)
+    expect(graph).to_have_attribute("data-render-ms", re.compile(r"^\d"))
+    ops = graph.evaluate("root => root.querySelectorAll('.dtfnb-op').length")
+    default = {"items": int(graph.get_attribute("data-items")),
+               "render_ms": float(graph.get_attribute("data-render-ms"))}
+    screenshot(page, "panel-render-mlp")
+    nodes = page.evaluate("""() => [...document.querySelectorAll(
+        '#dtfnb-panel .dtfnb-legend-item .dtfnb-count')].map(c => parseInt(c.textContent))""")
+    report = ARTIFACTS / "placement-render.json"
+    results = json.loads(report.read_text()) if report.exists() else {}
+    results["panel, MLP step on 2 ps + 3 workers"] = {
+        "nodes": sum(nodes), "ops drawn unfolded": ops, "default_view": default}
+    report.write_text(json.dumps(results, indent=2))
+    assert sum(nodes) > 150 and default["render_ms"] > 0
