@@ -9,6 +9,11 @@ import { ICluster, IQueue, IRun, ISession, ISnapshot, ITask, runPlacement } from
 
 /** How tall the panel's graph may grow before it is panned. */
 const GRAPH_HEIGHT = 520;
+/**
+ * The smallest label the panel's overview fits to its width (a cell output or
+ * a tab keeps 11 px): the full names are on hover, and a tab draws it big.
+ */
+const OVERVIEW_LABEL_PX = 8;
 /** The follow picker's value for "the newest run of any session". */
 const LATEST = '';
 
@@ -189,7 +194,7 @@ export class DtfnbPanel extends Widget {
   private _history = element('ol', 'dtfnb-history');
   private _placement = element('div', 'dtfnb-placement-section');
   private _queues = element('div', 'dtfnb-queues');
-  private _graph = new PlacementGraph({ maxHeight: GRAPH_HEIGHT });
+  private _graph = new PlacementGraph({ minLabelPx: OVERVIEW_LABEL_PX, maxHeight: GRAPH_HEIGHT, openable: true });
   private _followed = LATEST;
   private _pinned: IRun | null = null;
   private _shownRuns: IRun[] = [];
