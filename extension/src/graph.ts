@@ -1,19 +1,38 @@
+import { launchIcon } from '@jupyterlab/ui-components';
+import { ISignal, Signal } from '@lumino/signaling';
+
 import { element, text } from './dom';
 import { formatBytes, plural } from './format';
 import { EDGE_LABEL_HEIGHT, fitLabel, ILayout, layout, LABEL_PX, TITLE_HEIGHT } from './layout';
 import { IDevice, IRun, IRunPlacement, ITransfer } from './protocol';
-import { IScope, IShown, Item, opOf, scopeName, scopeTree, shown } from './scopes';
+import { IScope, IShown, Item, opOf, scopeId, scopeName, scopeTree, shown } from './scopes';
 
 const SVG = 'http://www.w3.org/2000/svg';
-/** The smallest scale a fitted graph is drawn at: labels stay >= 11 px, the rest is panned to. */
-const READABLE = 11 / LABEL_PX;
 const ZOOM_STEP = 1.25;
 const MIN_SCALE = 0.1;
 const MAX_SCALE = 4;
 /** A device the kernel sent no colour for (it should not happen): grey. */
 const UNKNOWN: IDevice = { name: '', short: '?', colour: '#9e9e9e', emulated: false, stopped_at: null };
 
+/** The event (bubbling, its detail the graph) of a graph's "open in a tab" button: index.ts opens the tab. */
+export const OPEN_IN_TAB = 'dtfnb-open-in-tab';
+
 let instances = 0;
+
+/** A zoom and pan: screen = graph * scale + (x, y); `height`: the graph's on screen. */
+interface IView {
+  scale: number;
+  x: number;
+  y: number;
+  height: number;
+}
+
+/** Where a clicked item was on screen (`x`, `y`), to find its box again after the relayout. */
+interface IAnchor {
+  ids: string[]; // the item's id, or (a group opened) the ids of what it became
+  x: number;
+  y: number;
+}
 
 /**
  * One run's placement drawn as a graph: a header (step, cell, target, failed,
@@ -28,13 +47,31 @@ export class PlacementGraph {
   /** The root element; `data-render-ms` on it is how long the last drawing took. */
   readonly node = element('div', 'dtfnb-placement');
 
-  constructor(options: { maxHeight: number }) {
+  /**
+   * `minLabelPx`: the smallest a label is drawn when the graph is fitted to the
+   * width (the rest is panned to); `maxHeight`: how tall the drawing grows, null
+   * to fill its container (a main-area tab); `openable`: with a button that
+   * opens the same graph in a main-area tab (OPEN_IN_TAB).
+   */
+  constructor(options: { minLabelPx: number; maxHeight: number | null; openable: boolean }) {
+    this._minScale = options.minLabelPx / LABEL_PX;
     this._maxHeight = options.maxHeight;
     this._id = `dtfnb-graph-${++instances}`;
-    this._viewport.append(this._svg, this._controls());
-    this.node.append(this._header, this._legend, this._viewport, this._transfers);
+    this._viewport.appendChild(this._svg);
+    this.node.append(this._header, this._legend, this._toolbar(options.openable), this._viewport, this._transfers);
+    this.node.classList.toggle('dtfnb-mod-fill', options.maxHeight === null);
     this._panAndZoom();
     new ResizeObserver(() => this._place()).observe(this._viewport);
+  }
+
+  /** The placement drawn last, null before the first. */
+  get placement(): IRunPlacement | null {
+    return this._placement;
+  }
+
+  /** A new placement to draw: what a tab opened from this graph follows. */
+  get updated(): ISignal<this, IRunPlacement> {
+    return this._updated;
   }
 
   /** Draws `placement` (nothing when it is the one drawn); resolves once it is on screen. */
@@ -54,6 +91,7 @@ export class PlacementGraph {
     this._legend.replaceChildren(...legend(placement, this._devices));
     this._transfers.replaceChildren(...transferList(placement, this._devices, this._listOpen));
     this._drawn = this._draw(started);
+    this._updated.emit(placement);
     return this._drawn;
   }
 
@@ -71,6 +109,10 @@ export class PlacementGraph {
       this._layout = placed;
       this._paint = paint;
       this._svg.replaceChildren(this._defs(), this._graph(view, placed));
+    }
+    if (this._anchor) {
+      this._zoom = this._anchored(this._anchor, placed);
+      this._anchor = null;
     }
     this._place();
     this.node.dataset.items = String(placed.boxes.size);
@@ -140,7 +182,7 @@ export class PlacementGraph {
         name,
         title(`${item.id} (${plural(item.scope.size, 'op')}): click to fold`)
       );
-      heading.addEventListener('click', () => this._toggle(item.id, false));
+      heading.addEventListener('click', () => this._toggle(item.id, false, [item.scope]));
       group.append(frame, heading);
       for (const child of item.items) {
         group.appendChild(this._item(child, placed));
@@ -171,7 +213,7 @@ export class PlacementGraph {
       textAt('dtfnb-folded-count', plural(item.size, 'op'), box.x + box.width / 2, box.y + 28),
       this._deviceBar(item.devices, { x: box.x + 6, y: box.y + box.height - 8, width: box.width - 12, height: 5 })
     );
-    group.addEventListener('click', () => this._toggle(item.id, true));
+    group.addEventListener('click', () => this._toggle(item.id, true, item.scopes));
     return group;
   }
 
@@ -237,29 +279,73 @@ export class PlacementGraph {
     return defs;
   }
 
-  private _toggle(id: string, open: boolean): void {
+  /** Opens or folds item `id` (a group opens into `scopes`), keeping it where it was on screen. */
+  private _toggle(id: string, open: boolean, scopes: IScope[]): void {
     if (this._panned) {
       return; // the end of a drag, not a click
+    }
+    const box = this._layout?.boxes.get(id);
+    if (box) {
+      const view = this._view();
+      const ids = [id, ...scopes.map(scope => scopeId(scope.path))];
+      this._anchor = { ids, x: view.x + box.x * view.scale, y: view.y + box.y * view.scale };
     }
     this._open.set(id, open);
     void this._draw();
   }
 
-  /** Zoom buttons: in, out, and fit the whole graph. */
-  private _controls(): HTMLElement {
-    const controls = element('div', 'dtfnb-zoom');
+  /**
+   * The view of `placed` that keeps the anchored item where it was clicked, at
+   * the same scale (or the fitted one), moved just enough to show its whole
+   * box; null (fitted) when the whole graph fits anyway.
+   */
+  private _anchored(anchor: IAnchor, placed: ILayout): IView | null {
+    const boxes = anchor.ids.map(id => placed.boxes.get(id)).filter(box => box !== undefined);
+    if (boxes.length === 0) {
+      return this._zoom;
+    }
+    const left = Math.min(...boxes.map(box => box.x));
+    const top = Math.min(...boxes.map(box => box.y));
+    const right = Math.max(...boxes.map(box => box.x + box.width));
+    const bottom = Math.max(...boxes.map(box => box.y + box.height));
+    const scale = this._zoom?.scale ?? this._fitScale(placed);
+    const width = this._viewport.clientWidth || placed.width * scale;
+    // The drawing is as tall as the graph, up to maxHeight (or the tab's height).
+    const height = Math.min(this._maxHeight ?? this._viewport.clientHeight, placed.height * scale);
+    if (!this._zoom && placed.width * scale <= width && placed.height * scale <= height) {
+      return null;
+    }
+    return {
+      scale,
+      x: inView(anchor.x - left * scale, left * scale, (right - left) * scale, width, placed.width * scale),
+      y: inView(anchor.y - top * scale, top * scale, (bottom - top) * scale, height, placed.height * scale),
+      height: placed.height * scale
+    };
+  }
+
+  /** A row above the drawing (never over it): open in a tab; zoom out, in, and fit the whole graph. */
+  private _toolbar(openable: boolean): HTMLElement {
+    const toolbar = element('div', 'dtfnb-graph-toolbar');
     const button = (label: string, hint: string, act: () => void) => {
       const b = text('button', 'dtfnb-zoom-button jp-Button jp-mod-minimal', label);
       b.title = hint;
       b.addEventListener('click', act);
-      controls.appendChild(b);
+      toolbar.appendChild(b);
+      return b;
     };
+    if (openable) {
+      const open = button('Open in tab', 'Open this graph in a main-area tab, big', () =>
+        this.node.dispatchEvent(new CustomEvent(OPEN_IN_TAB, { bubbles: true, detail: this }))
+      );
+      open.classList.replace('dtfnb-zoom-button', 'dtfnb-open-tab');
+      open.prepend(launchIcon.element({ tag: 'span', className: 'dtfnb-open-tab-icon' }));
+    }
     const width = () => this._viewport.clientWidth;
     const height = () => this._viewport.clientHeight;
-    button('+', 'Zoom in (or Ctrl + wheel)', () => this._zoomAt(ZOOM_STEP, width() / 2, height() / 2));
     button('\u2212', 'Zoom out (or Ctrl + wheel)', () => this._zoomAt(1 / ZOOM_STEP, width() / 2, height() / 2));
+    button('+', 'Zoom in (or Ctrl + wheel)', () => this._zoomAt(ZOOM_STEP, width() / 2, height() / 2));
     button('fit', 'Show the whole graph', () => this._fitAll());
-    return controls;
+    return toolbar;
   }
 
   /** Drag to pan; Ctrl (or ⌘) + wheel, or a pinch, zooms about the pointer: a plain wheel scrolls the page. */
@@ -323,31 +409,43 @@ export class PlacementGraph {
       return;
     }
     const width = this._viewport.clientWidth || this._layout.width;
-    const scale = Math.min(1, width / this._layout.width, this._maxHeight / this._layout.height);
+    const height = this._maxHeight ?? this._viewport.clientHeight;
+    const scale = Math.min(1, width / this._layout.width, height / this._layout.height);
     this._zoom = { scale, x: (width - this._layout.width * scale) / 2, y: 0, height: this._layout.height * scale };
     this._place();
   }
 
+  /** The scale that fits `graph` to the viewport's width, labels no smaller than minLabelPx. */
+  private _fitScale(graph: { width: number }): number {
+    const width = this._viewport.clientWidth || graph.width;
+    return Math.max(this._minScale, Math.min(1, width / graph.width));
+  }
+
   /** The user's zoom and pan, or the fitted view: the width of the viewport, labels kept readable. */
-  private _view(): { scale: number; x: number; y: number; height: number } {
+  private _view(): IView {
     if (this._zoom) {
       return this._zoom;
     }
     const graph = this._layout ?? { width: 1, height: 0 };
     const width = this._viewport.clientWidth || graph.width;
-    const scale = Math.max(READABLE, Math.min(1, width / graph.width));
+    const scale = this._fitScale(graph);
     return { scale, x: Math.max(0, (width - graph.width * scale) / 2), y: 0, height: graph.height * scale };
   }
 
   private _place(): void {
     const view = this._view();
-    this._svg.style.height = `${Math.max(60, Math.min(this._maxHeight, view.height))}px`;
+    // Filling a tab, the drawing is as tall as the tab leaves it (CSS).
+    if (this._maxHeight !== null) {
+      this._svg.style.height = `${Math.max(60, Math.min(this._maxHeight, view.height))}px`;
+    }
     this._svg.querySelector('.dtfnb-view')?.setAttribute('transform', `translate(${view.x},${view.y}) scale(${view.scale})`);
     this.node.dataset.scale = view.scale.toFixed(3);
   }
 
-  private _maxHeight: number;
+  private _minScale: number;
+  private _maxHeight: number | null;
   private _id: string;
+  private _updated = new Signal<this, IRunPlacement>(this);
   private _header = element('div', 'dtfnb-run');
   private _legend = element('ul', 'dtfnb-legend');
   private _viewport = element('div', 'dtfnb-graph');
@@ -362,9 +460,23 @@ export class PlacementGraph {
   private _layout: ILayout | null = null;
   private _paint = '';
   private _open = new Map<string, boolean>();
-  private _zoom: { scale: number; x: number; y: number; height: number } | null = null;
+  private _zoom: IView | null = null;
+  private _anchor: IAnchor | null = null;
   private _panned = false;
   private _listOpen: { user: boolean | null } = { user: null };
+}
+
+/**
+ * The offset that keeps a box (`start`, `size`) of a drawing `total` long in a
+ * viewport `room` long, moving `offset` as little as it can: a drawing that
+ * fits is centred, a box too big for the room shows its start.
+ */
+function inView(offset: number, start: number, size: number, room: number, total: number): number {
+  if (total <= room) {
+    return (room - total) / 2;
+  }
+  const kept = size > room ? -start : Math.min(-start, Math.max(room - start - size, offset));
+  return Math.min(0, Math.max(room - total, kept));
 }
 
 function svg(tag: string, attributes: { [name: string]: string | number }): SVGElement {

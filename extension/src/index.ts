@@ -10,12 +10,14 @@ import { Kernel } from '@jupyterlab/services';
 import { dtfnbIcon } from './icon';
 import { KernelLink } from './link';
 import { DtfnbPanel } from './panel';
+import { openPlacementTabs } from './tab';
 
 /**
  * The dtfnb side panel. Every notebook's kernel gets a KernelLink (so a kernel
  * can attach even while its notebook is in the background); the panel shows
  * the link of the active notebook and switches when the notebook, its kernel,
- * or the kernel's life (a restart) changes.
+ * or the kernel's life (a restart) changes. A placement graph's "open in a
+ * tab" button (the panel's or a cell output's) opens a main-area tab.
  */
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'dtfnb:panel',
@@ -34,6 +36,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     panel.title.caption = 'dtfnb: clusters, placement and queues';
     app.shell.add(panel, 'right', { rank: 600 });
     restorer?.add(panel, panel.id);
+    openPlacementTabs(app);
 
     const links = new Map<Kernel.IKernelConnection, KernelLink>();
     const linkOf = (notebook: NotebookPanel | null): KernelLink | null => {

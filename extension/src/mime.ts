@@ -23,7 +23,7 @@ export class PlacementOutput extends Widget implements IRenderMime.IRenderer {
     return this._graph.update(model.data[PLACEMENT_MIME] as unknown as IRunPlacement);
   }
 
-  private _graph = new PlacementGraph({ maxHeight: MAX_HEIGHT });
+  private _graph = new PlacementGraph({ minLabelPx: 11, maxHeight: MAX_HEIGHT, openable: true });
 }
 
 export const rendererFactory: IRenderMime.IRendererFactory = {

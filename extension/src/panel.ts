@@ -9,6 +9,11 @@ import { ICluster, IQueue, IRun, ISession, ISnapshot, ITask, runPlacement } from
 
 /** How tall the panel's graph may grow before it is panned. */
 const GRAPH_HEIGHT = 520;
+/**
+ * The smallest label the panel's overview fits to its width (a cell output or
+ * a tab keeps 11 px): the full names are on hover, and a tab draws it big.
+ */
+const OVERVIEW_LABEL_PX = 8;
 /** The follow picker's value for "the newest run of any session". */
 const LATEST = '';
 
@@ -134,31 +139,47 @@ export class DtfnbPanel extends Widget {
     void this._graph.update(placement);
   }
 
-  /** "latest run" and one entry per session, changed in place (a rebuilt select would close under the user). */
+  /**
+   * "latest run" and one entry per session, changed in place (a rebuilt select
+   * would close under the user): "worker:0 · from [3]", its target on hover.
+   */
   private _fillPicker(sessions: ISession[]): void {
-    const entries: [string, string][] = [[LATEST, 'latest run']];
-    const targets = sessions.map(s => s.target);
+    // Numbered in the order first seen (by the cell they began in), so that "#2" stays on one session.
+    const began = (session: ISession) => session.cell ?? Number.MAX_SAFE_INTEGER;
+    for (const session of [...sessions].sort((a, b) => began(a) - began(b))) {
+      if (!this._seen.has(session.session)) {
+        this._seen.set(session.session, this._seen.size);
+      }
+    }
+    const entries: [string, string, string][] = [[LATEST, 'latest run', 'The newest run of any session']];
+    const byTask = (task: string) =>
+      sessions.filter(s => sessionTask(s) === task).sort((a, b) => this._seen.get(a.session)! - this._seen.get(b.session)!);
     for (const session of sessions) {
-      const twin = targets.filter(t => t === session.target).length > 1;
+      const task = sessionTask(session);
+      const nth = byTask(task).indexOf(session);
+      const where = task && session.target !== 'in-process' ? shortTask(task) : session.target;
+      const name = nth > 0 ? `${where} #${nth + 1}` : where;
       const since = session.cell === null ? '' : ` · from [${session.cell}]`;
-      entries.push([session.session, twin ? `${session.target}${since} (${session.session.slice(0, 6)})` : `${session.target}${since}`]);
+      entries.push([session.session, `${name}${since}`, `${session.target} (session ${session.session})`]);
     }
     if (this._followed !== LATEST && !sessions.some(s => s.session === this._followed)) {
-      entries.push([this._followed, 'a session that ended']);
+      entries.push([this._followed, 'a session that ended', '']);
     }
     const key = JSON.stringify(entries);
     if (key !== this._pickerKey) {
       this._pickerKey = key;
       this._follow.replaceChildren(
-        ...entries.map(([value, label]) => {
+        ...entries.map(([value, label, hint]) => {
           const option = document.createElement('option');
           option.value = value;
           option.textContent = label;
+          option.title = hint;
           return option;
         })
       );
     }
     this._follow.value = this._followed;
+    this._follow.title = this._follow.selectedOptions[0]?.title ?? '';
   }
 
   private _link: KernelLink | null = null;
@@ -169,13 +190,26 @@ export class DtfnbPanel extends Widget {
   private _clusters = element('div', 'dtfnb-clusters');
   private _follow = document.createElement('select');
   private _pickerKey = '';
+  private _seen = new Map<string, number>(); // session -> the order the picker first saw it in
   private _history = element('ol', 'dtfnb-history');
   private _placement = element('div', 'dtfnb-placement-section');
   private _queues = element('div', 'dtfnb-queues');
-  private _graph = new PlacementGraph({ maxHeight: GRAPH_HEIGHT });
+  private _graph = new PlacementGraph({ minLabelPx: OVERVIEW_LABEL_PX, maxHeight: GRAPH_HEIGHT, openable: true });
   private _followed = LATEST;
   private _pinned: IRun | null = null;
   private _shownRuns: IRun[] = [];
+}
+
+/** The task of a session's master: "/job:worker/replica:0/task:0" ("" when not known). */
+function sessionTask(session: ISession): string {
+  return session.runs[0]?.task ?? '';
+}
+
+/** "/job:worker/replica:0/task:0" -> "worker:0". */
+function shortTask(task: string): string {
+  const job = /\/job:([^/]+)/.exec(task);
+  const index = /\/task:(\d+)/.exec(task);
+  return job ? `${job[1]}:${index ? index[1] : 0}` : task;
 }
 
 function newestRun(sessions: ISession[]): IRun | undefined {

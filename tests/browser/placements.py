@@ -29,6 +29,7 @@ def placement_of(build, workers=1):
                 feed[tensor] = (rng.rand(*shape) * 10).astype(tensor.dtype.as_numpy_dtype)
             sess.run(fetches, feed)
         runs = Runs()
+        runs.targets[sess._handle] = cluster.target("worker", 0)
         for event in iter(lambda: events.get(timeout=0), None):
             runs.apply(event)
         events.close()

@@ -186,6 +186,26 @@ def test_time_to_draw_a_training_step_of_the_mlp(placements, page, index, name):
     print(name, results[name])
 
 
+def test_a_training_step_of_the_mlp_opens_in_a_tab_at_full_size(placements, page):
+    from playwright.sync_api import expect
+
+    output(page, 2).locator(".dtfnb-open-tab").click()
+    title = page.locator("#jp-main-dock-panel .lm-TabBar-tab", has_text="Placement:")
+    expect(title).to_have_text(re.compile(r"Placement: grpc://127\.0\.0\.1:\d+ run 2"))
+    graph = page.locator(".dtfnb-placement-tab .dtfnb-placement")
+    expect(graph).to_have_attribute("data-render-ms", re.compile(r"^\d"), timeout=60_000)
+    # The tab draws the output's data in its own view: folded as at first, labels >= 11 px.
+    expect(graph.locator(".dtfnb-folded").first).to_be_visible()
+    assert float(graph.get_attribute("data-scale")) * 12 >= 11
+    fits = graph.evaluate("""root => {
+        const view = root.querySelector('.dtfnb-view').getBoundingClientRect();
+        const viewport = root.querySelector('.dtfnb-graph').getBoundingClientRect();
+        return view.left >= viewport.left - 1 && view.right <= viewport.right + 1;
+    }""")
+    assert fits
+    screenshot(page, "placement-tab-mlp3")
+
+
 PANEL_CELLS = [
     "%load_ext dtfnb",
     "%%cluster --name big\nps: 2\nworker: 3",
