@@ -69,6 +69,11 @@ class Lab:
         notification.mkdir(parents=True)
         (notification / "notification.jupyterlab-settings").write_text(
             json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+        # Every cell in the page, not only those in view: tests read all outputs.
+        tracker = self.home / "settings/@jupyterlab/notebook-extension"
+        tracker.mkdir(parents=True)
+        (tracker / "tracker.jupyterlab-settings").write_text(
+            json.dumps({"windowingMode": "none"}))
         command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
                    "--ip=127.0.0.1", f"--port={self.port}", "--ServerApp.port_retries=0",
                    f"--IdentityProvider.token={self.token}",
