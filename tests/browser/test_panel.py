@@ -168,11 +168,21 @@ def test_queue_bars_move_as_items_are_enqueued(panel, page):
     screenshot(page, "panel-queues")
     if os.environ.get("DTFNB_README_IMAGES"):   # refreshes docs/images/panel.png
         widen_side_panel(page, 160)
+        # Pin the training step: the newest run is an enqueue.
+        panel.evaluate("""panel => {
+            const runs = [...panel.querySelectorAll('.dtfnb-history-run')];
+            const ops = run => parseInt(run.textContent.split(' · ').pop());
+            runs.sort((a, b) => ops(b) - ops(a))[0].dispatchEvent(
+                new PointerEvent('pointerdown', {bubbles: true}));
+        }""")
+        page.wait_for_timeout(1000)   # the graph redraws
         README_IMAGE.parent.mkdir(parents=True, exist_ok=True)
         clip = panel.evaluate("""panel => {
             const box = panel.getBoundingClientRect();
             const end = panel.querySelector('.dtfnb-body > :last-child').getBoundingClientRect();
-            return {x: box.x, y: box.y, width: box.width, height: end.bottom + 12 - box.y};
+            const status = document.querySelector('#jp-main-statusbar').getBoundingClientRect();
+            const bottom = Math.min(end.bottom + 12, status.top);
+            return {x: box.x, y: box.y, width: box.width, height: bottom - box.y};
         }""")
         README_IMAGE.write_bytes(page.screenshot(clip=clip))
 

@@ -5,6 +5,7 @@ panel draws exactly the ops the step ran, in the colours the cell outputs use; a
 Screenshots of each state go to test-artifacts/."""
 
 import json
+import os
 import re
 import time
 
@@ -175,6 +176,13 @@ def test_every_device_has_one_colour_in_the_panel_and_in_the_cell_output(panel, 
     for view in (in_panel, in_cell):
         for device, fill in view["ops"]:
             assert _rgb(fill) == view["legend"][device], device
+    if os.environ.get("DTFNB_README_IMAGES"):   # refreshes docs/images/placement.png
+        cell(page, VIEW_CELL).locator(".dtfnb-open-tab").click()
+        tab = graph_in(page.locator(".dtfnb-placement-tab"))
+        page.wait_for_timeout(500)   # fitted to the tab
+        README_IMAGE.write_bytes(tab.screenshot())
+        page.locator("#jp-main-dock-panel .lm-TabBar-tab", has_text="Placement:").locator(
+            ".lm-TabBar-tabCloseIcon").click()
 
 
 def test_staleness_is_plotted_while_training_runs_and_a_followed_session_holds_still(
