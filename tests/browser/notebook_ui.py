@@ -81,3 +81,15 @@ def open_notebook(lab, page, name, cells):
 def show_tab(page, name):
     """Brings the main-area tab `name` to the front."""
     page.locator("#jp-main-dock-panel .lm-TabBar-tab", has_text=name).click()
+
+
+def run_beside_panel(lab, page, name, cells, last):
+    """Opens notebook `name` of `cells` with the dtfnb side panel shown, runs its cells up
+    to `last` one by one, and returns the panel."""
+    open_notebook(lab, page, name, cells)
+    page.locator('.jp-SideBar .lm-TabBar-tab[data-id="dtfnb-panel"]').click()
+    wait_for_kernel(page)
+    for index in range(last + 1):
+        run_cell(page, index)
+        wait_until_idle(page, index)
+    return page.locator("#dtfnb-panel")

@@ -12,11 +12,10 @@ import pytest
 
 from tests.browser.notebook_ui import (
     cell,
-    open_notebook,
+    run_beside_panel,
     run_cell,
     screenshot,
     show_tab,
-    wait_for_kernel,
     wait_until_idle,
 )
 from tests.browser.test_seeing import MODEL, STEP, graph_in, shown_ops
@@ -40,13 +39,7 @@ TARGET = re.compile(r"^Placement: grpc://127\.0\.0\.1:\d+ run \d+$")
 @pytest.fixture(scope="module")
 def panel(lab, page):
     """The dtfnb panel at its default width beside narrow.ipynb, run up to PlacementView."""
-    open_notebook(lab, page, "narrow.ipynb", CELLS)
-    page.locator('.jp-SideBar .lm-TabBar-tab[data-id="dtfnb-panel"]').click()
-    wait_for_kernel(page)
-    for index in range(VIEW_CELL + 1):
-        run_cell(page, index)
-        wait_until_idle(page, index)
-    return page.locator("#dtfnb-panel")
+    return run_beside_panel(lab, page, "narrow.ipynb", CELLS, VIEW_CELL)
 
 
 def boxes(root, selector):

@@ -17,10 +17,10 @@ import pytest
 from tests.browser.conftest import ARTIFACTS
 from tests.browser.notebook_ui import (
     open_notebook,
+    run_beside_panel,
     run_cell,
     screenshot,
     wait_for_kernel,
-    wait_until_idle,
 )
 from tests.browser.placements import PLACEMENT_MIME, linear_regression, mlp, placement_of
 
@@ -229,13 +229,8 @@ def test_time_to_draw_a_real_training_step_in_the_panel(lab, page):
     measurement, written to test-artifacts/placement-render.json, not an assertion."""
     from playwright.sync_api import expect
 
-    open_notebook(lab, page, "panel_render.ipynb", PANEL_CELLS)
-    page.locator('.jp-SideBar .lm-TabBar-tab[data-id="dtfnb-panel"]').click()
-    wait_for_kernel(page)
-    for index in range(len(PANEL_CELLS)):
-        run_cell(page, index)
-        wait_until_idle(page, index)
-    graph = page.locator("#dtfnb-panel .dtfnb-placement")
+    panel = run_beside_panel(lab, page, "panel_render.ipynb", PANEL_CELLS, len(PANEL_CELLS) - 1)
+    graph = panel.locator(".dtfnb-placement")
     expect(graph.locator(".dtfnb-run-cell")).to_have_text("[3]", timeout=60_000)
     expect(graph).to_have_attribute("data-render-ms", re.compile(r"^\d"))
     ops = graph.evaluate("root => root.querySelectorAll('.dtfnb-op').length")

@@ -14,11 +14,10 @@ import pytest
 from tests.browser.conftest import ROOT
 from tests.browser.notebook_ui import (
     cell,
-    open_notebook,
     output,
+    run_beside_panel,
     run_cell,
     screenshot,
-    wait_for_kernel,
     wait_until_idle,
 )
 
@@ -100,13 +99,7 @@ STEP_CELL, VIEW_CELL, QUEUE_CELL, TRAIN_CELL, END_CELL, STOP_CELL = 3, 4, 5, 6, 
 @pytest.fixture(scope="module")
 def panel(lab, page):
     """The dtfnb panel beside seeing.ipynb, whose cells up to the PlacementView have run."""
-    open_notebook(lab, page, "seeing.ipynb", CELLS)
-    page.locator('.jp-SideBar .lm-TabBar-tab[data-id="dtfnb-panel"]').click()
-    wait_for_kernel(page)
-    for index in range(VIEW_CELL + 1):
-        run_cell(page, index)
-        wait_until_idle(page, index)
-    return page.locator("#dtfnb-panel")
+    return run_beside_panel(lab, page, "seeing.ipynb", CELLS, VIEW_CELL)
 
 
 def graph_in(root):
