@@ -504,7 +504,7 @@ class Tasks:
         timeline = self.timeline()
         events, pids, threads = [], {}, {}   # task -> pid; (device, row) -> (pid, tid)
         for device, bars in timeline.lanes.items():
-            task = _task_of(device)
+            task = task_of(device)
             if task not in pids:
                 pids[task] = len(pids)
                 events += _trace_names("process", pids[task], None, task)
@@ -535,11 +535,6 @@ Flow.__doc__ = """A tensor crossing devices: its _Send's Bar on device `source`,
 on `destination`."""
 Timeline = collections.namedtuple("Timeline", "lanes flows")
 Timeline.__doc__ = """A traced step: lanes {device: [Bar]} in palette order, and [Flow]."""
-
-
-def _task_of(device):
-    """"/job:ps/replica:0/task:0/device:CPU:0" -> "/job:ps/replica:0/task:0"."""
-    return device.split("/device:")[0]
 
 
 def _trace_names(kind, pid, tid, name):
