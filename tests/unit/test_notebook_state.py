@@ -108,7 +108,7 @@ def test_run_placement_is_what_the_step_ran_with_its_bytes_and_palette():
     svg = summary_svg(placement)
     assert svg.count("<rect") == 4   # three devices, the GPU's hatching
     assert palette.colour(PS_CPU) in svg and "url(#dtfnb-hatch)" in svg
-    assert "1 tensor, 12 B" in svg and "dnn" in svg and "step 9" in svg
+    assert "1 tensor, 12 B" in svg and "dnn" in svg and "run 1" in svg
 
 
 def test_a_stopped_task_greys_what_came_from_it_until_it_serves_again():

@@ -17,7 +17,8 @@ from dtfnb.notebook.widgets.base import EventWidget, escape, plural
 MIME = "application/vnd.dtfnb.placement+json"
 _FOLLOW = ("session", "latest")
 _PAIRS_SHOWN = 30            # cross-device pairs in the text form
-_BOX_WIDTH, _LINE, _GAP, _PER_ROW, _SCOPES_SHOWN = 210, 16, 90, 3, 8
+_BOX_WIDTH, _LINE, _GAP, _SCOPES_SHOWN = 210, 16, 18, 8
+_ARC_SPACE, _ARC_STEP = 130, 40   # room beside the boxes for an arc and its label
 
 
 class PlacementView(EventWidget):
@@ -172,62 +173,70 @@ def human_bytes(n):
             return f"{n:.1f} {unit}"
 
 
-def _border(box, towards):
-    """The point where the line from `box`'s centre towards `towards` leaves the box."""
-    x, y, width, height = box
-    cx, cy = x + width / 2, y + height / 2
-    dx, dy = towards[0] - cx, towards[1] - cy
-    scale = min(width / 2 / abs(dx) if dx else float("inf"),
-                height / 2 / abs(dy) if dy else float("inf"))
-    return cx + dx * scale, cy + dy * scale
-
-
 def summary_svg(placement):
-    """A device-level picture of a placement, for viewers without the labextension: one
-    box per device in its colour (emulated GPUs hatched, stopped ones grey) listing its
-    top-level scopes with their op counts, and one arrow per pair of devices labelled
-    with the bytes that step moved between them."""
+    """A device-level picture of a placement, for viewers without the labextension: the
+    devices one under another, each a box in its colour (emulated GPUs hatched, stopped
+    ones grey) listing its top-level scopes with their op counts; the transfers of each
+    pair of devices one arc beside them (downwards on the right, upwards on the left, so
+    none crosses a box), labelled with the tensors and the bytes that step moved."""
     if placement is None:
         return ('<svg xmlns="http://www.w3.org/2000/svg" width="240" height="24" '
                 'font-family="sans-serif"><text x="4" y="16" font-size="12">No step has run '
                 'yet.</text></svg>')
     devices = placement["devices"]
+    row = {device["name"]: index for index, device in enumerate(devices)}
     scopes = {device["name"]: collections.Counter() for device in devices}
     for node in placement["nodes"]:
         scopes[node["device"]][_scope(node["name"])] += 1
     listed = {name: counter.most_common()[:_SCOPES_SHOWN] for name, counter in scopes.items()}
-    rows = max(min(len(c), _SCOPES_SHOWN + 1) for c in scopes.values()) if scopes else 0
-    height = 26 + rows * _LINE + 6
-    boxes, parts = {}, []
-    for index, device in enumerate(devices):
-        column, row = index % _PER_ROW, index // _PER_ROW
-        boxes[device["name"]] = (10 + column * (_BOX_WIDTH + _GAP), 34 + row * (height + _GAP),
-                                 _BOX_WIDTH, height)
     pairs = collections.defaultdict(list)   # (src, dst) -> bytes of each transfer
     for transfer in placement["transfers"]:
-        pairs[(transfer["src"], transfer["dst"])].append(transfer["bytes"])
-    for (src, dst), sizes in sorted(pairs.items()):
-        if src not in boxes or dst not in boxes:
-            continue
-        parts.append(_arrow(boxes[src], boxes[dst], sizes))
-    for device in devices:
-        parts.append(_device_box(device, boxes[device["name"]], listed[device["name"]],
-                                 len(scopes[device["name"]])))
+        if transfer["src"] in row and transfer["dst"] in row:
+            pairs[(transfer["src"], transfer["dst"])].append(transfer["bytes"])
+    span = max((abs(row[d] - row[s]) for s, d in pairs), default=0)
+    margin = _ARC_SPACE + span * _ARC_STEP   # room for the widest arc and its label
+    heights = [26 + min(len(scopes[d["name"]]), _SCOPES_SHOWN + 1) * _LINE + 6
+               for d in devices]
+    boxes, top = {}, 34
+    for device, height in zip(devices, heights):
+        boxes[device["name"]] = (margin, top, _BOX_WIDTH, height)
+        top += height + _GAP
+    parts = [_arc(boxes[src], boxes[dst], abs(row[dst] - row[src]), sizes)
+             for (src, dst), sizes in sorted(pairs.items())]
+    parts += [_device_box(device, boxes[device["name"]], listed[device["name"]],
+                          len(scopes[device["name"]])) for device in devices]
     run = placement["run"]
     title = " · ".join(part for part in (
-        f"step {run['step']}", f"cell [{run['cell']}]" if run["cell"] is not None else "",
+        f"run {run['number']}" if run["number"] else "planned",
+        f"cell [{run['cell']}]" if run["cell"] is not None else "",
         run["target"], "failed" if run["error"] else "") if part)
-    rows_used = (len(devices) + _PER_ROW - 1) // _PER_ROW
-    width = 20 + min(len(devices), _PER_ROW) * (_BOX_WIDTH + _GAP) - _GAP
-    total = 44 + rows_used * (height + _GAP) - _GAP
     hatch = ('<defs><pattern id="dtfnb-hatch" width="6" height="6" patternUnits="userSpaceOnUse"'
              ' patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="6" stroke="#fff" '
              'stroke-width="2" stroke-opacity="0.7"/></pattern><marker id="dtfnb-arrow" '
              'viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
              'orient="auto"><path d="M 0 0 L 10 5 L 0 10 z" fill="#444"/></marker></defs>')
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{max(width, 240)}" '
-            f'height="{total}" font-family="sans-serif" font-size="12">{hatch}'
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{2 * margin + _BOX_WIDTH}" '
+            f'height="{top - _GAP + 10}" font-family="sans-serif" font-size="12">{hatch}'
             f'<text x="10" y="18" font-size="13">{escape(title)}</text>{"".join(parts)}</svg>')
+
+
+def _arc(src, dst, rows, sizes):
+    """The arc from box `src` to box `dst`, `rows` devices apart: on the right side going
+    down, on the left going up, as far out as the rows it spans; its label at its tip."""
+    down = dst[1] > src[1]
+    x = src[0] + src[2] if down else src[0]
+    out = (_ARC_SPACE // 2 + (rows - 1) * _ARC_STEP) * (1 if down else -1)
+    # Leave and enter each box a little off its middle, so that a pair's two arcs part.
+    y1 = src[1] + src[3] / 2 + (6 if down else -6)
+    y2 = dst[1] + dst[3] / 2 + (-6 if down else 6)
+    tip_x, tip_y = x + out * 0.75, (y1 + y2) / 2
+    known = [size for size in sizes if size is not None]
+    label = plural(len(sizes), "tensor") + (f", {human_bytes(sum(known))}" if known else "")
+    anchor = "start" if down else "end"
+    return (f'<path d="M {x} {y1:.1f} C {x + out} {y1:.1f}, {x + out} {y2:.1f}, {x} {y2:.1f}" '
+            'fill="none" stroke="#444" stroke-width="1.5" marker-end="url(#dtfnb-arrow)"/>'
+            f'<text x="{tip_x + (4 if down else -4):.1f}" y="{tip_y + 4:.1f}" '
+            f'text-anchor="{anchor}" font-size="11" fill="#222">{escape(label)}</text>')
 
 
 def _device_box(device, box, listed, scope_count):
@@ -253,18 +262,3 @@ def _device_box(device, box, listed, scope_count):
     return "".join(parts)
 
 
-def _arrow(src, dst, sizes):
-    """One arrow from box `src` to box `dst`, set aside so that its reverse does not cover
-    it, labelled with the tensors and bytes it carried."""
-    (sx, sy), (dx, dy) = [(b[0] + b[2] / 2, b[1] + b[3] / 2) for b in (src, dst)]
-    length = max(((dx - sx) ** 2 + (dy - sy) ** 2) ** 0.5, 1.0)
-    ox, oy = -(dy - sy) / length * 6, (dx - sx) / length * 6
-    x1, y1 = _border(src, (dx, dy))
-    x2, y2 = _border(dst, (sx, sy))
-    x1, y1, x2, y2 = x1 + ox, y1 + oy, x2 + ox, y2 + oy
-    known = [size for size in sizes if size is not None]
-    label = plural(len(sizes), "tensor") + (f", {human_bytes(sum(known))}" if known else "")
-    return (f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#444" '
-            'stroke-width="2" marker-end="url(#dtfnb-arrow)"/>'
-            f'<text x="{(x1 + x2) / 2 + ox * 2:.1f}" y="{(y1 + y2) / 2 + oy * 2:.1f}" '
-            f'text-anchor="middle" font-size="11" fill="#222">{escape(label)}</text>')
