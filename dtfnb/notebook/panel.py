@@ -78,18 +78,24 @@ class Panel:
 
     def _opened_by_frontend(self, channel, message):
         self._add(channel)
-        self._received(message)
+        self._received(channel, message)
 
     def _add(self, channel):
         self._comms.append(channel)
-        channel.on_msg(self._received)
+        channel.on_msg(lambda message: self._received(channel, message))
         channel.on_close(lambda _: self._comms.remove(channel) if channel in self._comms
                          else None)
 
-    def _received(self, message):
+    def _received(self, channel, message):
         data = message["content"]["data"] or {}
         if data.get("type") in ("hello", "refresh"):
             self._send(self.snapshot())
+        elif data.get("type") == "close":
+            # The panel's way to close a comm (the kernel opened one while the panel's hello
+            # was on its way): its own comm_close would go to a subshell that JupyterLab
+            # deletes at once, and ipykernel would print "Task was destroyed but it is
+            # pending!" into the running cell.
+            channel.close()
 
     def _send(self, snapshot):
         self._sent = json.dumps(snapshot, sort_keys=True)

@@ -58,6 +58,15 @@ export class KernelLink {
   }
 
   private _onCommOpen = (comm: Kernel.IComm, msg: KernelMessage.ICommOpenMsg): void => {
+    if (this._comm && !this._comm.isDisposed) {
+      // Our hello crossed the kernel's comm_open (Restart and Run All does this). Keep ours
+      // and let the kernel close its new one, which it knows (it may not have seen our hello
+      // yet): a comm_close from here goes to the comm's subshell, which JupyterLab deletes
+      // at once, and ipykernel drops the message with "Task was destroyed but it is
+      // pending!" in the running cell.
+      comm.send({ type: 'close' });
+      return;
+    }
     this._adopt(comm, msg.content.data);
   };
 
@@ -78,11 +87,7 @@ export class KernelLink {
 
   /** Makes `comm` the one this link listens to; the kernel opens one on `%load_ext dtfnb`. */
   private _adopt(comm: Kernel.IComm, data: unknown): void {
-    const previous = this._comm;
     this._comm = comm;
-    if (previous && !previous.isDisposed) {
-      previous.close();
-    }
     comm.onMsg = (msg: KernelMessage.ICommMsgMsg) => {
       const snapshot = asSnapshot(msg.content.data);
       if (snapshot && comm === this._comm) {
