@@ -91,9 +91,15 @@ stop.set()
 for thread in threads:
     thread.join()"""
 
+FAIL = """\
+try:
+    sess.run(queue.dequeue_many(10), options=tf.RunOptions(timeout_in_ms=300))
+except tf.errors.DeadlineExceededError:
+    print("DeadlineExceededError; still queued:", sess.run(queue.size()))"""
+
 CELLS = ["%load_ext dtfnb", "%%cluster\nps: 2\nworker: 2", MODEL, STEP, "PlacementView(sess)",
-         QUEUE, TRAIN, END_TRAINING, "cluster.stop()"]
-STEP_CELL, VIEW_CELL, QUEUE_CELL, TRAIN_CELL, END_CELL, STOP_CELL = 3, 4, 5, 6, 7, 8
+         QUEUE, TRAIN, END_TRAINING, FAIL, "cluster.stop()"]
+STEP_CELL, VIEW_CELL, QUEUE_CELL, TRAIN_CELL, END_CELL, FAIL_CELL, STOP_CELL = range(3, 10)
 
 
 @pytest.fixture(scope="module")
@@ -203,6 +209,23 @@ def test_staleness_is_plotted_while_training_runs_and_a_followed_session_holds_s
     run_cell(page, END_CELL)
     wait_until_idle(page, END_CELL)
     expect(output(page, END_CELL)).to_contain_text("training still running: True")
+
+
+def test_a_step_that_failed_says_so_with_its_error(panel, page):
+    from playwright.sync_api import expect
+
+    run_cell(page, FAIL_CELL)
+    wait_until_idle(page, FAIL_CELL)
+    expect(output(page, FAIL_CELL)).to_contain_text("still queued: 3")   # nothing lost
+    # The panel follows sess: its newest run is the dequeue that timed out, then the size.
+    failed = panel.locator(".dtfnb-history-run", has=page.locator(".dtfnb-mod-failed"))
+    expect(failed).to_have_count(1, timeout=30_000)
+    expect(failed).to_contain_text(f"[{FAIL_CELL + 1}]")
+    assert "DeadlineExceededError" in failed.get_attribute("title")
+    failed.dispatch_event("pointerdown")   # pinned: the graph shows that run
+    status = graph_in(panel).locator(".dtfnb-run-status")
+    expect(status).to_have_text("failed")
+    expect(status).to_have_attribute("title", re.compile("DeadlineExceededError"))
 
 
 def test_after_cluster_stop_nothing_looks_live(panel, page):
