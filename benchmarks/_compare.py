@@ -17,6 +17,8 @@ import statistics
 import subprocess
 import sys
 
+from _load import background_load, describe, parse
+
 
 def load_tf1():
     import tensorflow.compat.v1 as tf
@@ -96,7 +98,15 @@ def make_parser(doc=__doc__, rounds=7):
                         help="an interpreter with tensorflow (default $DTFNB_TF_PYTHON)")
     parser.add_argument("--rounds", type=int, default=rounds)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_load_option(parser)
     return parser
+
+
+def add_load_option(parser):
+    """`--load`: the background load the benchmark runs under (see _load.py)."""
+    parser.add_argument("--load", type=parse, default=0.0, metavar="none|busy|F",
+                        help="run beside one busy process ('busy') or one busy F of a core "
+                             "(0 < F < 1); default none")
 
 
 def _row(row):
@@ -122,22 +132,16 @@ def main(script, workloads, rows, args=None, targets=None):
     ours = _Local(dtfnb, workloads)
     theirs, where = _tensorflow(script, args.tf_python, workloads)
     results = {}
-    for name, reps, _, _ in rows:
-        ours.measure(name, reps)  # warm-up: plans built, caches filled
-        if theirs is not None:
-            theirs.measure(name, reps)
-        samples = {"dtfnb": [], "tensorflow": []}
-        for _ in range(args.rounds):
-            samples["dtfnb"].append(ours.measure(name, reps) / reps)
-            if theirs is not None:
-                samples["tensorflow"].append(theirs.measure(name, reps) / reps)
-        results[name] = {k: statistics.median(v) for k, v in samples.items() if v}
+    with background_load(args.load):
+        for name, reps, _, _ in rows:
+            results[name] = _medians(ours, theirs, name, reps, args.rounds)
     if isinstance(theirs, _Remote):
         theirs.close()
     if args.json:
-        print(json.dumps(results))
+        print(json.dumps({"load": describe(args.load), "seconds_per_rep": results}))
         return results
     print(f"TensorFlow: {where}")
+    print(f"load: {describe(args.load)}")
     if targets is not None:
         print(f"medians of {args.rounds} interleaved rounds; ratio > 1x: dtfnb is better")
     width = max([34] + [len(name) + 2 for name, *_ in rows])
@@ -164,6 +168,20 @@ def main(script, workloads, rows, args=None, targets=None):
             verdict = "met" if ratios[name] >= need else "MISSED"
             print(f"  {label:<{width + 26}} {ratios[name]:.2f}x: {verdict}")
     return results
+
+
+def _medians(ours, theirs, name, reps, rounds):
+    """{implementation: median seconds per rep} of `name` over `rounds` alternating rounds,
+    after one warm-up round each (plans built, caches filled)."""
+    ours.measure(name, reps)
+    if theirs is not None:
+        theirs.measure(name, reps)
+    samples = {"dtfnb": [], "tensorflow": []}
+    for _ in range(rounds):
+        samples["dtfnb"].append(ours.measure(name, reps) / reps)
+        if theirs is not None:
+            samples["tensorflow"].append(theirs.measure(name, reps) / reps)
+    return {k: statistics.median(v) for k, v in samples.items() if v}
 
 
 def _value(seconds_per_rep, unit, per_rep=1):

@@ -21,6 +21,9 @@ import subprocess
 import sys
 import time
 
+from _compare import add_load_option
+from _load import background_load, describe
+
 from dtfnb.notebook import LocalCluster
 
 TASKS = {"ps": 2, "worker": 3}
@@ -61,6 +64,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
+    add_load_option(parser)
     args = parser.parse_args()
     try:
         import ipyparallel as ipp
@@ -73,10 +77,11 @@ def main():
     for run in runs.values():   # warm the file cache for each, uncounted
         run()
     rounds = {name: [] for name in runs}
-    for _ in range(args.rounds):
-        for name, run in runs.items():
-            rounds[name].append(run())
-    print(f"median of {args.rounds} rounds, seconds")
+    with background_load(args.load):
+        for _ in range(args.rounds):
+            for name, run in runs.items():
+                rounds[name].append(run())
+    print(f"median of {args.rounds} rounds, seconds; load: {describe(args.load)}")
     print(f"{'':40} {'start':>7} {'stop':>7} {'total':>7}")
     totals = {}
     for name, results in rounds.items():

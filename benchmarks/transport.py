@@ -45,7 +45,8 @@ from _cluster import (  # noqa: E402
     spawn_task,
     watch_parent,
 )
-from _compare import _Remote, _tensorflow, serve  # noqa: E402
+from _compare import _Remote, _tensorflow, add_load_option, serve  # noqa: E402
+from _load import background_load, describe  # noqa: E402
 
 MB = 1 << 20
 SIZES_MB = (1, 16, 64, 256)
@@ -264,9 +265,10 @@ def run(args):
         reps[key] = max(1, min(5000, math.ceil(TARGET_SECONDS * warmup / seconds)))
     # Interleaved rounds: every measurement once per round; medians of the rounds.
     samples = {key: [] for key, *_ in plan}
-    for _ in range(args.rounds):
-        for key, side, name, _ in plan:
-            samples[key].append(sides[side].measure(name, reps[key]) / reps[key])
+    with background_load(args.load):
+        for _ in range(args.rounds):
+            for key, side, name, _ in plan:
+                samples[key].append(sides[side].measure(name, reps[key]) / reps[key])
     if isinstance(theirs, _Remote):
         theirs.close()
     return {key: statistics.median(v) for key, v in samples.items()}, where
@@ -344,6 +346,7 @@ def main():
                         help="an interpreter with tensorflow (default $DTFNB_TF_PYTHON)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_load_option(parser)
     args = parser.parse_args()
     if args.grpc_floor_server:
         grpc_floor_main(args.grpc_floor_server)
@@ -354,8 +357,10 @@ def main():
         return
     medians, where = run(args)
     if args.json:
-        print(json.dumps({"tensorflow": where, "seconds_per_rep": medians}))
+        print(json.dumps({"tensorflow": where, "load": describe(args.load),
+                          "seconds_per_rep": medians}))
     else:
+        print(f"load: {describe(args.load)}")
         report(medians, where, args.rounds)
 
 
