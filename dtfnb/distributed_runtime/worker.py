@@ -5,8 +5,6 @@ import threading
 import time
 import weakref
 
-import threadpoolctl
-
 from dtfnb.base import dtypes
 from dtfnb.base.errors import (
     AbortedError,
@@ -16,6 +14,7 @@ from dtfnb.base.errors import (
 )
 from dtfnb.distributed_runtime.collector import IdleCollector
 from dtfnb.distributed_runtime.interfaces import WorkerInterface
+from dtfnb.runtime import blas
 from dtfnb.runtime.executor import Executor, SessionState
 from dtfnb.runtime.functions import FunctionLibrary
 from dtfnb.runtime.rendezvous import RendezvousTable
@@ -150,8 +149,9 @@ class Worker(WorkerInterface):
         self.bytes_sent = 0    # tensor bytes pushed to other tasks, as on the wire
         self._sent_lock = threading.Lock()
         # Intra-op parallelism is BLAS's: its threads are set per task (process-wide), so
-        # that several tasks on one host do not fight for the same cores.
-        threadpoolctl.threadpool_limits(blas_threads, user_api="blas")
+        # that several tasks on one host do not fight for the same cores, and fewer while
+        # other processes keep cores busy (blas.adjust at each step).
+        blas.configure(blas_threads)
 
     def list_devices(self):
         """The task's devices."""
@@ -185,6 +185,7 @@ class Worker(WorkerInterface):
         Nothing raises: what fails, fails the step (Step.abort), where its master finds
         it. `alone` (no other task runs a part of the step) matters only to calls that
         cross to another process (RemoteWorker)."""
+        blas.adjust()
         try:
             if self._rendezvous is None:  # a local session's task: all of the step is here
                 return _GraphRun(step, self._graph(graph_handle).executors)
