@@ -36,12 +36,13 @@ def placement_of(build, workers=1):
     return runs.run_placement(runs.latest())
 
 
-def linear_regression():
-    """The fetches of a training step of the chapter's first cluster example: a 3-feature
-    linear regression trained by GradientDescent, its variables on 2 ps tasks."""
+def linear_regression(task=0):
+    """A training step of the chapter's first cluster example, run by worker `task`: a
+    3-feature linear regression trained by GradientDescent, its variables on 2 ps tasks,
+    with a global step; (graph, [training op, loss], feeds)."""
     graph = tf.Graph()
     with graph.as_default(), tf.device(tf.train.replica_device_setter(
-            ps_tasks=2, worker_device="/job:worker/task:0")):
+            ps_tasks=2, worker_device=f"/job:worker/task:{task}")):
         X = tf.placeholder(tf.float32, shape=(None, 3), name="X")
         y = tf.placeholder(tf.float32, shape=(None, 1), name="y")
         with tf.name_scope("dnn"):
@@ -49,7 +50,9 @@ def linear_regression():
             b = tf.Variable(tf.zeros([1]), name="b")
             prediction = tf.matmul(X, w) + b
         loss = tf.reduce_mean(tf.square(prediction - y), name="loss")
-        training_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+        global_step = tf.train.get_or_create_global_step()
+        training_op = tf.train.GradientDescentOptimizer(0.01).minimize(
+            loss, global_step=global_step)
     return graph, [training_op, loss], {"X:0": (BATCH, 3), "y:0": (BATCH, 1)}
 
 

@@ -4,6 +4,7 @@ panel draws exactly the ops the step ran, in the colours the cell outputs use; a
 `cluster.stop()` nothing looks live; and 02 restarts and runs without asyncio noise.
 Screenshots of each state go to test-artifacts/."""
 
+import inspect
 import json
 import os
 import re
@@ -20,6 +21,7 @@ from tests.browser.notebook_ui import (
     screenshot,
     wait_until_idle,
 )
+from tests.browser.placements import linear_regression
 
 README_IMAGE = ROOT / "docs/images/placement.png"
 PS0, PS1 = "/job:ps/replica:0/task:0/device:CPU:0", "/job:ps/replica:0/task:1/device:CPU:0"
@@ -31,22 +33,17 @@ import numpy as np
 import dtfnb as tf
 from dtfnb.notebook import PlacementView, QueueMonitor, StalenessPlot
 
+BATCH = 4
+
+
+""" + inspect.getsource(linear_regression) + """
+
 def model(task):
-    graph = tf.Graph()
-    with graph.as_default(), tf.device(tf.train.replica_device_setter(
-            cluster=cluster.spec, worker_device=f"/job:worker/task:{task}")):
-        X = tf.placeholder(tf.float32, shape=(None, 3), name="X")
-        y = tf.placeholder(tf.float32, shape=(None, 1), name="y")
-        with tf.name_scope("dnn"):
-            w = tf.Variable(tf.ones([3, 1]), name="w")
-            b = tf.Variable(tf.zeros([1]), name="b")
-            prediction = tf.matmul(X, w) + b
-        loss = tf.reduce_mean(tf.square(prediction - y), name="loss")
-        global_step = tf.train.get_or_create_global_step()
-        training_op = tf.train.GradientDescentOptimizer(0.01).minimize(
-            loss, global_step=global_step)
+    graph, (training_op, loss), _ = linear_regression(task)
+    with graph.as_default():
         init = tf.global_variables_initializer()
-    return graph, X, y, loss, training_op, init
+    tensor = graph.get_tensor_by_name
+    return graph, tensor("X:0"), tensor("y:0"), loss, training_op, init
 
 graph, X, y, loss, training_op, init = model(0)
 data = {X: np.ones((4, 3)), y: np.zeros((4, 1))}
