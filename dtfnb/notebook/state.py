@@ -17,6 +17,7 @@ _RATE_WINDOW = 5.0   # seconds of counts behind a rate
 _RUNS_KEPT = 10      # per session
 _SESSIONS_KEPT = 20  # the sessions with the newest runs; older ones are forgotten
 STOPPED_STATES = ("stopping", "stopped", "dead")
+FEED_STATES = ("stopped", "dead")   # a Feed's own HealthEvents (stream.py): they carry no counts
 
 
 def hh_mm(time):
@@ -113,8 +114,7 @@ class Work:
 
     def apply(self, event):
         """Folds in a HealthEvent a task published (others are ignored)."""
-        if event.WhichOneof("kind") == "health" and event.health.state not in ("stopped",
-                                                                                "dead"):
+        if event.WhichOneof("kind") == "health" and event.health.state not in FEED_STATES:
             health = event.health
             self.of[health.task or event.task] = {
                 "steps_run": health.steps_run, "graphs_run": health.graphs_run,
@@ -442,20 +442,23 @@ class Tasks:
     stats may come whole from its master or in parts from several tasks' streams."""
 
     def __init__(self, traces=20):
-        self.health = {}       # task -> HealthEvent
-        self.stopped_at = {}   # task -> when it stopped (seconds since the epoch)
+        self.health = {}       # task -> its last HealthEvent with counts
+        self.stops = Stops()
         self._traces = {}      # step id -> {device: DeviceStepStats}, in order of arrival
         self._keep = traces
+
+    @property
+    def stopped_at(self):
+        """{task: when it stopped (seconds since the epoch)}."""
+        return self.stops.at
 
     def apply(self, event):
         """Folds in a HealthEvent or a StepEvent with step stats (others are ignored)."""
         kind = event.WhichOneof("kind")
         if kind == "health":
-            self.health[event.task] = event.health
-            if event.health.state == "serving":   # serving (again)
-                self.stopped_at.pop(event.task, None)
-            else:                                 # its last word
-                self.stopped_at.setdefault(event.task, event.time)
+            self.stops.apply(event)
+            if event.health.state not in FEED_STATES:   # a Feed's own keep the counts
+                self.health[event.task] = event.health
         elif kind == "step" and event.step.step_stats.dev_stats:
             devices = self._traces.setdefault(event.step.step_id, {})
             for stats in event.step.step_stats.dev_stats:   # a device's stats come once
@@ -466,7 +469,7 @@ class Tasks:
     def stopped(self, task, when):
         """Notes that `task` was seen stopped at `when` (its process exited, its stream
         ended) unless it said so itself before."""
-        self.stopped_at.setdefault(task, when)
+        self.stops.saw(task, "stopped", when)
 
     def timeline(self):
         """The last traced step as a Timeline ({} lanes before one)."""

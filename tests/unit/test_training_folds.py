@@ -101,6 +101,8 @@ def test_a_task_is_stopped_from_its_last_word_until_it_serves_again():
     assert tasks.stopped_at == {PS: 7.0, W0: 9.0}
     tasks.apply(_health(W0, time=12.0))   # restarted
     assert tasks.stopped_at == {PS: 7.0}
+    tasks.apply(_health(PS, "stopped", time=13.0))   # its stream ended: the Feed says so
+    assert tasks.health[PS].graphs_run == 41        # and what it did stays
 
 
 def _traced(task, step_id, devices):
