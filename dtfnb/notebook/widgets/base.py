@@ -80,3 +80,13 @@ def escape(text):
     """`text` as a str, escaped for HTML (quotes too)."""
     return html.escape(str(text), quote=True)
 
+
+def human_bytes(n):
+    """12 -> "12 B", 1234 -> "1.2 KB", as the panel and the graph write them
+    (extension/src/format.ts)."""
+    if n < 1000:
+        return f"{n} B"
+    for unit in ("KB", "MB", "GB"):
+        n /= 1000
+        if n < 1000 or unit == "GB":
+            return f"{n:.1f} {unit}"

@@ -6,7 +6,7 @@ import time
 from dtfnb.notebook.launcher import LocalCluster
 from dtfnb.notebook.palette import colour, short
 from dtfnb.notebook.state import Tasks
-from dtfnb.notebook.widgets.base import EventWidget, escape, plural
+from dtfnb.notebook.widgets.base import EventWidget, escape, human_bytes, plural
 
 _ROW, _LANE_GAP, _LABEL_WIDTH, _TIMELINE_WIDTH = 9, 5, 110, 640
 _LIVE = ("starting", "serving", "stopping")
@@ -91,8 +91,8 @@ class ClusterView(EventWidget):
             numbers = [""] * 5
             if health:
                 numbers = [str(health.steps_run), str(health.graphs_run),
-                           _bytes(health.bytes_sent)]
-                numbers += ([f"{health.steps_per_second:.1f}", _bytes(health.resident_bytes)]
+                           human_bytes(health.bytes_sent)]
+                numbers += ([f"{health.steps_per_second:.1f}", human_bytes(health.resident_bytes)]
                             if live else ["", ""])
             cells = [f'<span style="color:{colour(name)}">&#9632;</span> {escape(name)}',
                      _state_html(state, live), devices, *numbers]
@@ -105,14 +105,6 @@ class ClusterView(EventWidget):
                  '<th title="tensor bytes sent to other tasks">sent</th>'
                  f'<th>graphs/s</th><th>memory</th></tr>{"".join(rows)}</table>')
         return table + timeline_svg(self.tasks.timeline())
-
-
-def _bytes(n):
-    for unit in ("B", "KiB", "MiB"):
-        if n < 1024:
-            return f"{n:.0f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GiB"
 
 
 def _state_html(state, live):

@@ -12,7 +12,7 @@ from dtfnb.client.session import BaseSession
 from dtfnb.distributed_runtime.server_lib import Server
 from dtfnb.notebook.launcher import LocalCluster
 from dtfnb.notebook.state import Runs, Stops
-from dtfnb.notebook.widgets.base import EventWidget, escape, plural
+from dtfnb.notebook.widgets.base import EventWidget, escape, human_bytes, plural
 
 MIME = "application/vnd.dtfnb.placement+json"
 _FOLLOW = ("session", "latest")
@@ -161,16 +161,6 @@ def placement_text(placement, what):
     if len(transfers) > _PAIRS_SHOWN:
         lines.append(f"  ... and {len(transfers) - _PAIRS_SHOWN} more")
     return "\n".join(lines)
-
-
-def human_bytes(n):
-    """12 -> "12 B", 1234 -> "1.2 KB", as the renderer writes them."""
-    if n < 1000:
-        return f"{n} B"
-    for unit in ("KB", "MB", "GB"):
-        n /= 1000
-        if n < 1000 or unit == "GB":
-            return f"{n:.1f} {unit}"
 
 
 def summary_svg(placement):
