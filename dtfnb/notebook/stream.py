@@ -132,12 +132,6 @@ class Feed:
                 return
             time.sleep(_THROTTLE_SECONDS)
 
-    @property
-    def ended(self):
-        """Whether every stream has ended, or the feed was closed."""
-        with self._arrived:
-            return self._closed or not self._open
-
     def close(self):
         """Stops reading and waits for the threads."""
         with self._arrived:
