@@ -8,7 +8,6 @@
 
 export const COMM_TARGET = 'dtfnb.panel';
 export const PLACEMENT_MIME = 'application/vnd.dtfnb.placement+json';
-export const SNAPSHOT_VERSION = 2;
 
 export type TaskState = 'starting' | 'serving' | 'stopping' | 'stopped' | 'dead';
 
