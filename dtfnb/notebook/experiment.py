@@ -173,7 +173,8 @@ class Result:
     def conclude(self, a, b, measure, less="lower", more="higher"):
         """The sentence that compares configuration a with b on `measure`, written from the
         numbers: for a number, from the per-repeat ratios (consistently lower, consistently
-        higher, or neither); for a Proportion, from the 95% intervals (apart or overlapping).
+        higher, the same in every repeat, or neither); for a Proportion, from the 95%
+        intervals (apart or overlapping).
         `less`/`more` name what a lower/higher value means ("faster"/"slower")."""
         return Conclusion([dict(result=self.id, a=a, b=b, measure=measure, less=less,
                                 more=more, text=self._sentence(a, b, measure, less, more))])
@@ -198,6 +199,8 @@ class Result:
             verdict = f"{less} than **{b}** in every one of the {n} repeats"
         elif above == n:
             verdict = f"{more} than **{b}** in every one of the {n} repeats"
+        elif below == above == 0:
+            verdict = f"the same as **{b}** in every one of the {n} repeats"
         else:
             verdict = (f"not consistently {less} or {more} than **{b}** "
                        f"({less} in {below} of {n} repeats)")
@@ -293,7 +296,7 @@ class Ratio:
         self.low, self.high = min(self.values), max(self.values)
 
     def __str__(self):
-        if len(self.values) == 1:
+        if self.low == self.high:
             return f"{self.median:.2f}x"
         return f"{self.low:.2f}x–{self.high:.2f}x (median {self.median:.2f}x)"
 

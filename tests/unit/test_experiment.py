@@ -60,6 +60,9 @@ def test_a_conclusion_says_consistently_only_when_every_repeat_agrees():
     assert "slower than **b** in every one" in str(slower)
     mixed = _two([1, 3, 3], [2, 2, 4]).conclude("a", "b", "seconds", "faster", "slower")
     assert "not consistently faster or slower than **b** (faster in 2 of 3 repeats)" in str(mixed)
+    same = _two([1, 2, 3], [1, 2, 3]).conclude("a", "b", "seconds", "faster", "slower")
+    assert str(same) == ("**a** was the same as **b** in every one of the 3 repeats: its "
+                         "seconds came to 1.00x of **b**'s.")
 
 
 def test_proportions_are_told_apart_only_by_their_intervals():
