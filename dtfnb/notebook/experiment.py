@@ -209,11 +209,14 @@ class Result:
     def plot(self, measures=None):
         """A matplotlib figure, one panel per measure: every repeat as a dot, the median as
         a bar and the range as a line (for a Proportion, also its 95% interval)."""
-        from matplotlib.figure import Figure
+        import matplotlib.pyplot as plt
 
         measures = measures or self.measures
-        figure = Figure(figsize=(4.2 * len(measures), 0.5 * len(self.runs) + 1.6),
-                        layout="constrained")
+        # Made by pyplot, which sets up IPython's display of figures (a bare Figure shows
+        # as text until something else has), and closed, so that it shows once: as the value.
+        figure = plt.figure(figsize=(4.2 * len(measures), 0.5 * len(self.runs) + 1.6),
+                            layout="constrained")
+        plt.close(figure)
         axes = figure.subplots(1, len(measures), squeeze=False)[0]
         for ax, measure in zip(axes, measures):
             for row, name in enumerate(self.names):

@@ -193,3 +193,15 @@ def test_unload_closes_the_panel_comm_and_load_opens_another(loaded):
               if m["msg_type"] == "comm_open"]
     assert [c["target_name"] for c in opened] == ["dtfnb.panel"]
     assert opened[0]["data"]["type"] == "snapshot"
+
+
+def test_a_results_plot_shows_as_a_picture_once():
+    """In a kernel that has drawn nothing yet, Result.plot() shows as a PNG (a bare
+    matplotlib Figure would be text there), as the cell's value only."""
+    kernel = Kernel()
+    try:
+        messages = kernel.execute("from dtfnb.notebook.experiment import Result\n"
+                                  "Result({'a': [{'seconds': 1.0}]}, 1, 0, 'test').plot()")
+    finally:
+        kernel.stop()
+    assert [sorted(data) for data in outputs(messages)] == [["image/png", "text/plain"]]
