@@ -36,6 +36,8 @@ def test_a_transfer_never_beats_the_slower_link_and_both_latencies(cluster, chan
     with tf.device("/job:ps/task:0"):
         v = tf.Variable(np.zeros(N // 4, np.float32))
         tiny = tf.Variable(1.0)
+        fed = tf.placeholder(tf.float32, [N // 4])
+        fed_sum = tf.reduce_sum(fed)                     # fed by the master to the ps
     with tf.device("/job:worker/task:0"):
         pulled = tf.reduce_sum(v)                        # ps -> worker, N bytes
         pushed = v.assign_add(tf.ones([N // 4]))         # worker -> ps, N bytes
@@ -48,6 +50,9 @@ def test_a_transfer_never_beats_the_slower_link_and_both_latencies(cluster, chan
             assert elapsed(lambda: sess.run(pulled.op)) >= least
             assert elapsed(lambda: sess.run(pushed.op)) >= least
             assert elapsed(lambda: sess.run(tiny_back)) >= 0.006
+            assert elapsed(lambda: sess.run(v)) >= least   # fetched by the master from the ps
+            feed = {fed: np.ones(N // 4, np.float32)}
+            assert elapsed(lambda: sess.run(fed_sum, feed)) >= least
         assert sess.run(tiny_back) == 2.0 and sess.run(pulled) == 3 * (N // 4)
 
 
