@@ -23,10 +23,12 @@ class ClusterView(EventWidget):
     graphs run: the RunGraph calls it served, as a ps serves every step's variables; the
     tensor bytes it sent to other tasks), graphs per second and memory, from their
     HealthEvents and, for a LocalCluster, its processes. A stopped task reads "stopped at
-    HH:MM" and shows no rates. Below it, one timeline of the last traced step
-    (`RunOptions(trace_level=FULL_TRACE)`) across every task: a lane per device in its
-    palette colour, and an arrow from each _Send to its _Recv. `to_chrome_trace()`
-    exports the same step for Perfetto or chrome://tracing.
+    HH:MM" and shows no rates; a task with emulated conditions (a slower link, a slow
+    task: see LocalCluster) says them under its name, "emulated: 100 Mbit/s, 2 ms".
+    Below it, one timeline of the last traced step (`RunOptions(trace_level=FULL_TRACE)`)
+    across every task: a lane per device in its palette colour, and an arrow from each
+    _Send to its _Recv. `to_chrome_trace()` exports the same step for Perfetto or
+    chrome://tracing.
 
     `source`: a LocalCluster, a tf.train.Server, a tf.Session or a target.
     """
@@ -58,10 +60,19 @@ class ClusterView(EventWidget):
         lines = [f"{title}: {plural(len(names), 'task')}"]
         if self.cluster is not None:
             lines += [f"  {task.name}: {plural(len(task_devices(self.cluster, task)), 'device')}"
+                      + (f"; emulated: {task.emulated}" if task.emulated else "")
                       for task in self.cluster.tasks]
         else:
             lines += [f"  {name}" for name in names]
         return "\n".join(lines)
+
+    def _emulated(self, name, process):
+        """The task's emulated conditions as it reports them, else as its LocalCluster
+        started it ("" for none)."""
+        health = self.tasks.health.get(name)
+        if health is not None:
+            return health.emulated
+        return process.emulated if process is not None else ""
 
     def _state(self, name, process):
         """(state, whether it is live): a LocalCluster's process says, else the task's
@@ -94,8 +105,11 @@ class ClusterView(EventWidget):
                            human_bytes(health.bytes_sent)]
                 numbers += ([f"{health.steps_per_second:.1f}", human_bytes(health.resident_bytes)]
                             if live else ["", ""])
-            cells = [f'<span style="color:{colour(name)}">&#9632;</span> {escape(name)}',
-                     _state_html(state, live), devices, *numbers]
+            emulated = self._emulated(name, task)
+            label = f'<span style="color:{colour(name)}">&#9632;</span> {escape(name)}' + (
+                f'<br><small style="color:#888">emulated: {escape(emulated)}</small>'
+                if emulated else "")
+            cells = [label, _state_html(state, live), devices, *numbers]
             style = "" if live else ' style="color:#888"'
             rows.append(f"<tr{style}>" + "".join(f"<td>{cell}</td>" for cell in cells)
                         + "</tr>")
