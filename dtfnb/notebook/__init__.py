@@ -7,10 +7,16 @@ Nothing in dtfnb imports this package: `import dtfnb` stays free of IPython.
 
 from dtfnb.notebook.launcher import LocalCluster
 from dtfnb.notebook.progress import in_notebook, progress
-from dtfnb.notebook.widgets import ClusterView, PlacementView, QueueMonitor, StalenessPlot
+from dtfnb.notebook.widgets import (
+    ClusterView,
+    PlacementView,
+    QueueMonitor,
+    QueuePlot,
+    StalenessPlot,
+)
 
-__all__ = ["ClusterView", "LocalCluster", "PlacementView", "QueueMonitor", "StalenessPlot",
-           "load_ipython_extension", "progress", "unload_ipython_extension"]
+__all__ = ["ClusterView", "LocalCluster", "PlacementView", "QueueMonitor", "QueuePlot",
+           "StalenessPlot", "load_ipython_extension", "progress", "unload_ipython_extension"]
 
 
 def load_ipython_extension(shell):

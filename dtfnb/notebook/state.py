@@ -358,6 +358,36 @@ class Queues:
         return queues
 
 
+class QueueLevels:
+    """Every queue's size over time, as its QueueEvents reported it: per queue, (seconds
+    after the first event folded, size), the last `keep` of each, and when it closed.
+    Events stamped before `since` (seconds since the epoch, as the tasks stamp them) are
+    ignored: the levels start when a plot is made, not with what a task kept for replay."""
+
+    def __init__(self, since=None, keep=10000):
+        self.since = since
+        self.start = None       # the time of the first event folded
+        self.queues = {}        # (device, name) -> its latest QueueEvent
+        self.levels = {}        # (device, name) -> deque of (seconds, size)
+        self.closed_at = {}     # (device, name) -> seconds
+        self._keep = keep
+
+    def apply(self, event):
+        """Folds in a QueueEvent (others, and older ones than `since`, are ignored)."""
+        if event.WhichOneof("kind") != "queue" or (self.since is not None
+                                                   and event.time < self.since):
+            return
+        if self.start is None:
+            self.start = event.time
+        queue, seconds = event.queue, event.time - self.start
+        key = (queue.device, queue.name)
+        self.queues[key] = queue
+        self.levels.setdefault(key, collections.deque(maxlen=self._keep)).append(
+            (seconds, queue.size))
+        if queue.closed:
+            self.closed_at.setdefault(key, seconds)
+
+
 class Staleness:
     """Per worker (the task that computed the gradients): how stale each applied gradient
     was and how many a SyncReplicasOptimizer dropped (VariableUpdateEvents; a gradient

@@ -2,7 +2,7 @@
 
 from dtfnb.notebook.widgets.cluster import ClusterView
 from dtfnb.notebook.widgets.placement import PlacementView
-from dtfnb.notebook.widgets.queues import QueueMonitor
+from dtfnb.notebook.widgets.queues import QueueMonitor, QueuePlot
 from dtfnb.notebook.widgets.staleness import StalenessPlot
 
-__all__ = ["ClusterView", "PlacementView", "QueueMonitor", "StalenessPlot"]
+__all__ = ["ClusterView", "PlacementView", "QueueMonitor", "QueuePlot", "StalenessPlot"]
