@@ -5,6 +5,7 @@ comm. Imported in a kernel, this package loads the extension itself.
 Nothing in dtfnb imports this package: `import dtfnb` stays free of IPython.
 """
 
+from dtfnb.notebook.experiment import Proportion, compare
 from dtfnb.notebook.launcher import LocalCluster
 from dtfnb.notebook.progress import in_notebook, progress
 from dtfnb.notebook.widgets import (
@@ -15,8 +16,9 @@ from dtfnb.notebook.widgets import (
     StalenessPlot,
 )
 
-__all__ = ["ClusterView", "LocalCluster", "PlacementView", "QueueMonitor", "QueuePlot",
-           "StalenessPlot", "load_ipython_extension", "progress", "unload_ipython_extension"]
+__all__ = ["ClusterView", "LocalCluster", "PlacementView", "Proportion", "QueueMonitor",
+           "QueuePlot", "StalenessPlot", "compare", "load_ipython_extension", "progress",
+           "unload_ipython_extension"]
 
 
 def load_ipython_extension(shell):
