@@ -14,11 +14,12 @@ from dtfnb.notebook.widgets import (
     QueueMonitor,
     QueuePlot,
     StalenessPlot,
+    StepTimeline,
 )
 
 __all__ = ["ClusterView", "LocalCluster", "PlacementView", "Proportion", "QueueMonitor",
-           "QueuePlot", "StalenessPlot", "compare", "load_ipython_extension", "progress",
-           "unload_ipython_extension"]
+           "QueuePlot", "StalenessPlot", "StepTimeline", "compare", "load_ipython_extension",
+           "progress", "unload_ipython_extension"]
 
 
 def load_ipython_extension(shell):

@@ -4,10 +4,11 @@
 import threading
 import time
 
+import numpy as np
 import pytest
 
 import dtfnb as tf
-from dtfnb.notebook import PlacementView, QueueMonitor, QueuePlot, palette
+from dtfnb.notebook import PlacementView, QueueMonitor, QueuePlot, StepTimeline, palette
 from dtfnb.notebook.stream import Feed
 from dtfnb.notebook.widgets.placement import MIME
 from dtfnb.protos import monitor_pb2
@@ -150,6 +151,23 @@ def test_queue_plot_draws_sizes_over_time_from_when_it_is_made(server):
     assert plot.levels.closed_at[key] == levels[-1][0]
     assert 'data-queues="1" data-points="5"' in data["text/html"]
     assert data["text/plain"] == "QueuePlot: 1 queue over time\n  queue/fifo/fraction_of_10_full"
+
+
+def test_step_timeline_draws_a_traced_run_of_a_local_session():
+    a = tf.constant(np.ones((300, 300), np.float32))
+    first, second = tf.matmul(a, a, name="first"), tf.matmul(a, a, name="second")
+    metadata = tf.RunMetadata()
+    with tf.Session() as sess:
+        sess.run([first, second], run_metadata=metadata,
+                 options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE))
+    timeline = StepTimeline(metadata)
+    (device, bars), = timeline.timeline.lanes.items()
+    assert device == "/job:localhost/replica:0/task:0/device:CPU:0"
+    assert {"first", "second"} <= {bar.name for bar in bars}
+    assert repr(timeline).startswith(f"StepTimeline: {len(bars)} ops on 1 device, at most ")
+    svg = timeline._repr_svg_()
+    assert svg.startswith("<svg") and palette.colour(device) in svg
+    assert "<title>first: " in svg
 
 
 def test_feed_redraws_at_most_five_times_a_second():
