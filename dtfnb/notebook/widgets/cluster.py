@@ -5,10 +5,10 @@ import time
 
 from dtfnb.notebook.launcher import LocalCluster
 from dtfnb.notebook.palette import colour, short
-from dtfnb.notebook.state import Tasks
+from dtfnb.notebook.state import Tasks, step_timeline
 from dtfnb.notebook.widgets.base import EventWidget, escape, human_bytes, plural
 
-_ROW, _LANE_GAP, _LABEL_WIDTH, _TIMELINE_WIDTH = 9, 5, 110, 640
+_ROW_HEIGHT, _LANE_GAP, _LABEL_WIDTH, _TIMELINE_WIDTH = 9, 5, 110, 640
 _LIVE = ("starting", "serving", "stopping")
 
 
@@ -128,10 +128,11 @@ def _state_html(state, live):
     return f'<span style="color:{dot}">&#9679;</span> {escape(state)}'
 
 
-def timeline_svg(timeline):
+def timeline_svg(timeline, row_height=_ROW_HEIGHT):
     """A traced step (a state.Timeline) drawn: a lane per device, with a row for each op
-    that overlaps another; bars in the device's colour; an arrow from each _Send to its
-    _Recv. "" before a traced step."""
+    that overlaps another; bars in the device's colour, named where the name fits (rows of
+    `row_height` 12 or more); an arrow from each _Send to its _Recv. "" before a traced
+    step."""
     if not timeline.lanes:
         return ""
     end = max(bar.end for bars in timeline.lanes.values() for bar in bars) or 1
@@ -142,14 +143,19 @@ def timeline_svg(timeline):
         parts.append(f'<text x="4" y="{y + 10}" font-size="11" fill="{fill}">'
                      f'<title>{escape(device)}</title>{escape(short(device))}</text>')
         for bar in bars:
-            top = y + bar.row * _ROW
-            rows_at[device, bar.row] = top + (_ROW - 1) / 2
+            top = y + bar.row * row_height
+            rows_at[device, bar.row] = top + (row_height - 1) / 2
             parts.append(f'<rect x="{_LABEL_WIDTH + bar.start * scale:.1f}" y="{top}" '
                          f'width="{max((bar.end - bar.start) * scale, 1):.1f}" '
-                         f'height="{_ROW - 1}" fill="{fill}" stroke="#fff" stroke-width="0.5">'
+                         f'height="{row_height - 1}" fill="{fill}" stroke="#fff" '
+                         f'stroke-width="0.5">'
                          f'<title>{escape(bar.name)}: '
                          f'{bar.end - bar.start} us</title></rect>')
-        y += max(1 + max(bar.row for bar in bars), 2) * _ROW + _LANE_GAP
+            if row_height >= 12 and (bar.end - bar.start) * scale > 6.5 * len(bar.name) + 6:
+                parts.append(f'<text x="{_LABEL_WIDTH + bar.start * scale + 3:.1f}" '
+                             f'y="{top + row_height - 4}" font-size="10" fill="#fff">'
+                             f'{escape(bar.name)}</text>')
+        y += max(1 + max(bar.row for bar in bars), 2) * row_height + _LANE_GAP
     for flow in timeline.flows:
         parts.append(
             f'<line x1="{_LABEL_WIDTH + (flow.send.start + flow.send.end) / 2 * scale:.1f}" '
@@ -165,3 +171,23 @@ def timeline_svg(timeline):
             'viewBox="0 0 6 6" refX="6" refY="3" markerWidth="6" markerHeight="6" '
             'orient="auto"><path d="M0,0 L6,3 L0,6 z" fill="#333"/></marker></defs>'
             f'<text x="4" y="12" font-size="11">{escape(title)}</text>{"".join(parts)}</svg>')
+
+
+class StepTimeline:
+    """The timeline of one traced run, drawn as ClusterView draws its last traced step but
+    with ops named on their bars where the names fit: from the RunMetadata of a run with
+    `RunOptions(trace_level=FULL_TRACE)`, of any session, local or on a cluster.
+    Displayed, it is an SVG; its text form counts what it shows, without timings."""
+
+    def __init__(self, run_metadata):
+        self.timeline = step_timeline({stats.device: stats
+                                       for stats in run_metadata.step_stats.dev_stats})
+
+    def _repr_svg_(self):
+        return timeline_svg(self.timeline, row_height=14)
+
+    def __repr__(self):
+        lanes = self.timeline.lanes
+        at_once = max((1 + max(bar.row for bar in bars) for bars in lanes.values()), default=0)
+        return (f"StepTimeline: {plural(sum(map(len, lanes.values())), 'op')} on "
+                f"{plural(len(lanes), 'device')}, at most {at_once} at once on one device")
