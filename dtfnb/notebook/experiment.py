@@ -13,6 +13,7 @@ result = compare({"1 worker": one_worker, "3 async": three_async}, repeats=5)
 result                                   # the table, with the machine it ran on
 result.plot()                            # every repeat, the median and the spread
 result.conclude("3 async", "1 worker", "seconds", less="faster", more="slower")
+result.conclude_against("3 async", "staleness", 2, "N − 1 = 2")   # against a fixed value
 ```
 
 Both the table and a conclusion carry their data in their output's metadata
@@ -178,6 +179,39 @@ class Result:
         return Conclusion([dict(result=self.id, a=a, b=b, measure=measure, less=less,
                                 more=more, text=self._sentence(a, b, measure, less, more))])
 
+    def conclude_against(self, a, measure, value, name, less="lower", more="higher"):
+        """The sentence that compares configuration a's `measure` with a fixed `value`
+        called `name` (a threshold, a theory's prediction: "N − 1 = 2"), written from the
+        numbers: for a number, repeat by repeat (below in every one, above in every one, or
+        neither); for a Proportion, from its 95% interval (wholly below, above, or across)."""
+        return Conclusion([dict(result=self.id, a=a, measure=measure, value=value, name=name,
+                                less=less, more=more,
+                                text=self._against(a, measure, value, name, less, more))])
+
+    def _against(self, a, measure, value, name, less, more):
+        first = self.runs[a][0][measure]
+        summary = self.summary(a, measure)
+        n = self.repeats
+        if isinstance(first, Proportion):
+            low, high = summary.interval
+            figures = f"{summary.median:.3f} (95%: {low:.3f}–{high:.3f}), the median of {n} " \
+                f"repeat{'s' if n != 1 else ''}"
+            if high < value or low > value:
+                return f"**{a}** was {less if high < value else more} than {name} on " \
+                    f"{measure}: {figures}."
+            return (f"**{a}** cannot be told from {name} on {measure} with {first.trials} "
+                    f"examples: {figures}; the 95% interval contains it.")
+        values = self.values(a, measure)
+        below, above = sum(v < value for v in values), sum(v > value for v in values)
+        if below == n:
+            verdict = f"{less} than {name} in every one of the {n} repeats"
+        elif above == n:
+            verdict = f"{more} than {name} in every one of the {n} repeats"
+        else:
+            verdict = f"not consistently {less} or {more} than {name} ({less} in {below} " \
+                f"of {n} repeats)"
+        return f"**{a}**'s {measure} was {verdict}: median {summary}."
+
     def _sentence(self, a, b, measure, less, more):
         first = self.runs[a][0][measure]
         n = self.repeats
@@ -320,6 +354,9 @@ class Conclusion:
     def recheck(claim, result):
         """The sentence `claim` (one entry of a Conclusion's metadata) would say now, written
         again from `result`, the Result it names."""
+        if "value" in claim:
+            return result._against(claim["a"], claim["measure"], claim["value"], claim["name"],
+                                   claim["less"], claim["more"])
         return result._sentence(claim["a"], claim["b"], claim["measure"], claim["less"],
                                 claim["more"])
 

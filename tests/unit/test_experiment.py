@@ -88,6 +88,29 @@ def test_a_conclusion_rechecks_against_the_table_it_was_written_from():
         metadata["dtfnb"]["conclusions"][0]["text"]
 
 
+def test_a_conclusion_against_a_fixed_value_says_consistently_only_when_every_repeat_agrees():
+    result = _two([0.4, 0.5, 0.9], [1.5, 2.5, 3.0])
+    below = result.conclude_against("a", "seconds", 1, "one second", "shorter", "longer")
+    assert str(below) == "**a**'s seconds was shorter than one second in every one of the 3 " \
+        "repeats: median 0.5 [0.4–0.9]."
+    above = result.conclude_against("b", "seconds", 1, "one second", more="longer")
+    assert "longer than one second in every one" in str(above)
+    mixed = result.conclude_against("b", "seconds", 2, "2")
+    assert "not consistently lower or higher than 2 (lower in 1 of 3 repeats)" in str(mixed)
+    shown = Result.from_metadata(result.to_metadata())
+    for claim in (below + mixed).claims:
+        assert Conclusion.recheck(claim, shown) == claim["text"]
+
+
+def test_a_proportion_against_a_fixed_value_is_judged_by_its_interval():
+    def result(successes):
+        return Result({"a": [{"acc": Proportion(successes, 300)}]}, 1, 0, "test")
+    assert str(result(294).conclude_against("a", "acc", 0.9, "90%")).startswith(
+        "**a** was higher than 90% on acc: 0.980 (95%: ")
+    assert "cannot be told from 90% on acc with 300 examples" in str(
+        result(272).conclude_against("a", "acc", 0.9, "90%"))
+
+
 def test_bad_input_is_named():
     with pytest.raises(ValueError, match="at least one configuration"):
         compare({})
