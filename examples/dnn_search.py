@@ -3,7 +3,7 @@ and in its own resource container. Run as a script, this file is the client that
 one DNN and prints its results as one JSON line:
 
     python examples/dnn_search.py --data digits.npz --target grpc://127.0.0.1:2222 \\
-        --device /job:worker/task:0/cpu:0 --container dnn_0 --hidden 100,50
+        --device /job:worker/task:0/cpu:0 --container dnn-0 --hidden 100,50
 
 Imported, `search` starts one client per configuration of `GRID`, all at once, on a
 cluster of worker tasks with two CPU devices each (notebooks 09 and 10 both run it).
@@ -101,7 +101,7 @@ def device_of(i):
 
 def search(cluster, data_file, seed=42, grid=GRID, timeout=300):
     """Trains every configuration of `grid` at once, one client process each, network i
-    on device_of(i) in container dnn_i (freed afterwards). Returns what compare_together
+    on device_of(i) in container dnn-i (freed afterwards). Returns what compare_together
     takes: {describe(params): its validation accuracy and training seconds}, and for
     "all at once" the seconds from the start to the last result."""
     start = time.perf_counter()
@@ -109,7 +109,7 @@ def search(cluster, data_file, seed=42, grid=GRID, timeout=300):
     for i, params in enumerate(grid):
         task, device = device_of(i)
         clients.append(subprocess.Popen(
-            command(data_file, cluster.target("worker", task), device, f"dnn_{i}", params, seed),
+            command(data_file, cluster.target("worker", task), device, f"dnn-{i}", params, seed),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     measures = {}
     for params, client in zip(grid, clients):
@@ -121,7 +121,7 @@ def search(cluster, data_file, seed=42, grid=GRID, timeout=300):
             "validation accuracy": Proportion(result["correct"], result["examples"]),
             "training seconds": result["seconds"]}
     measures["all at once"] = {"seconds to the last result": time.perf_counter() - start}
-    tf.Session.reset(cluster.target("worker", 0), [f"dnn_{i}" for i in range(len(grid))])
+    tf.Session.reset(cluster.target("worker", 0), [f"dnn-{i}" for i in range(len(grid))])
     return measures
 
 
