@@ -5,7 +5,7 @@ comm. Imported in a kernel, this package loads the extension itself.
 Nothing in dtfnb imports this package: `import dtfnb` stays free of IPython.
 """
 
-from dtfnb.notebook.experiment import Proportion, compare
+from dtfnb.notebook.experiment import Proportion, compare, compare_together
 from dtfnb.notebook.launcher import LocalCluster
 from dtfnb.notebook.progress import in_notebook, progress
 from dtfnb.notebook.widgets import (
@@ -18,8 +18,8 @@ from dtfnb.notebook.widgets import (
 )
 
 __all__ = ["ClusterView", "LocalCluster", "PlacementView", "Proportion", "QueueMonitor",
-           "QueuePlot", "StalenessPlot", "StepTimeline", "compare", "load_ipython_extension",
-           "progress", "unload_ipython_extension"]
+           "QueuePlot", "StalenessPlot", "StepTimeline", "compare", "compare_together",
+           "load_ipython_extension", "progress", "unload_ipython_extension"]
 
 
 def load_ipython_extension(shell):

@@ -94,7 +94,8 @@ def compare(configs, repeats=5, warmup=1, seed=42, show_progress=None):
     for repeat in range(-warmup, repeats):
         shift = max(repeat, 0) % len(names)
         for name in names[shift:] + names[:shift]:
-            measures = _run(configs[name], name, seed + max(repeat, 0), repeat, repeats)
+            measures = _checked(name, _run(configs[name], name, seed + max(repeat, 0), repeat,
+                                           repeats))
             if repeat >= 0:
                 runs[name].append(measures)
             if bar is not None:
@@ -104,14 +105,51 @@ def compare(configs, repeats=5, warmup=1, seed=42, show_progress=None):
     return Result(runs, repeats, warmup, machine())
 
 
+def compare_together(run, repeats=5, warmup=0, seed=42, show_progress=None):
+    """Measures configurations that one run measures all at once, `repeats` times, and
+    returns the Result: six networks trained side by side, an ensemble evaluated with its
+    members in one step.
+
+    `run` is a function of a seed that returns {configuration: {name: number or
+    Proportion}}; repeat r calls it with the seed `seed + r`, as compare() would each
+    configuration. `warmup` runs with `seed` come first and are discarded (none by
+    default: what one run measures together shares its warm-up, so time is rarely among it).
+    """
+    if repeats < 1 or warmup < 0:
+        raise ValueError(f"compare_together() needs repeats >= 1 and warmup >= 0, got "
+                         f"repeats={repeats}, warmup={warmup}")
+    show = in_notebook() if show_progress is None else show_progress
+    bar = progress(warmup + repeats, "measuring") if show else None
+    runs = {}
+    for repeat in range(-warmup, repeats):
+        measured = _run(run, "the run", seed + max(repeat, 0), repeat, repeats)
+        if not isinstance(measured, dict) or not measured:
+            raise TypeError(f"The run returned {measured!r}: it returns one dict of measures "
+                            "per configuration, {'ensemble': {'accuracy': ...}, ...}")
+        if runs and set(measured) != set(runs):
+            raise ValueError(f"The run measured {sorted(measured)}, and before "
+                             f"{sorted(runs)}: every run measures the same configurations")
+        if repeat >= 0:
+            for name, measures in measured.items():
+                runs.setdefault(name, []).append(_checked(name, measures))
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    return Result(runs, repeats, warmup, machine())
+
+
 def _run(config, name, seed, repeat, repeats):
     try:
-        measures = config(seed)
+        return config(seed)
     except Exception as error:
         what = "warm-up" if repeat < 0 else f"repeat {repeat + 1} of {repeats}"
         if hasattr(error, "add_note"):   # Python 3.11
             error.add_note(f"while measuring {name!r}, {what}")
         raise
+
+
+def _checked(name, measures):
     if not isinstance(measures, dict) or not measures:
         raise TypeError(f"{name!r} returned {measures!r}: a configuration returns a dict of "
                         "its measures, {'seconds': 1.2, 'accuracy': Proportion(288, 300)}")

@@ -3,7 +3,15 @@ statistics against known values, and conclusions that follow the numbers."""
 
 import pytest
 
-from dtfnb.notebook.experiment import Conclusion, Proportion, Result, compare, machine, wilson
+from dtfnb.notebook.experiment import (
+    Conclusion,
+    Proportion,
+    Result,
+    compare,
+    compare_together,
+    machine,
+    wilson,
+)
 
 
 def test_repeats_share_seeds_rotate_order_and_discard_warmup():
@@ -23,6 +31,32 @@ def test_repeats_share_seeds_rotate_order_and_discard_warmup():
                          ("c", 12), ("a", 12), ("b", 12)]
     assert result.values("a", "seconds") == [10.0, 11.0, 12.0]   # warm-up not among them
     assert result.repeats == 3 and result.names == ["a", "b", "c"]
+
+
+def test_configurations_measured_together_share_each_repeat_and_discard_warmup():
+    seeds = []
+
+    def run(seed):
+        seeds.append(seed)
+        return {"member": {"accuracy": Proportion(seed, 100)},
+                "ensemble": {"accuracy": Proportion(seed + 1, 100), "seconds": 0.5}}
+
+    result = compare_together(run, repeats=3, warmup=1, seed=10, show_progress=False)
+    assert seeds == [10, 10, 11, 12]
+    assert result.names == ["member", "ensemble"] and result.repeats == 3
+    assert result.values("member", "accuracy") == [0.10, 0.11, 0.12]
+    assert result.values("ensemble", "seconds") == [0.5] * 3
+    assert "cannot be told apart" in str(result.conclude("ensemble", "member", "accuracy"))
+
+
+def test_configurations_measured_together_must_be_the_same_in_every_run():
+    runs = iter([{"a": {"x": 1.0}}, {"a": {"x": 1.0}, "b": {"x": 2.0}}])
+    with pytest.raises(ValueError, match="every run measures the same configurations"):
+        compare_together(lambda seed: next(runs), repeats=2, show_progress=False)
+    with pytest.raises(TypeError, match="one dict of measures per configuration"):
+        compare_together(lambda seed: [1.0], repeats=1, show_progress=False)
+    with pytest.raises(TypeError, match="'a' returned 1.0"):
+        compare_together(lambda seed: {"a": 1.0}, repeats=1, show_progress=False)
 
 
 def test_wilson_interval_matches_known_values():
