@@ -46,12 +46,12 @@ def test_a_transfer_never_beats_the_slower_link_and_both_latencies(cluster, chan
     with tf.Session(tasks.target("worker"), config=config) as sess:
         sess.run([v.initializer, tiny.initializer])
         least = N / (100 * MEGABIT) + 0.006
+        feed = {fed: np.ones(N // 4, np.float32)}
         for _ in range(3):
             assert elapsed(lambda: sess.run(pulled.op)) >= least
             assert elapsed(lambda: sess.run(pushed.op)) >= least
             assert elapsed(lambda: sess.run(tiny_back)) >= 0.006
             assert elapsed(lambda: sess.run(v)) >= least   # fetched by the master from the ps
-            feed = {fed: np.ones(N // 4, np.float32)}
             assert elapsed(lambda: sess.run(fed_sum, feed)) >= least
         assert sess.run(tiny_back) == 2.0 and sess.run(pulled) == 3 * (N // 4)
 
