@@ -113,13 +113,14 @@ def dtfnb_env():
     return env
 
 
-def spawn_task(tf, cluster, job, task, port):
+def spawn_task(tf, cluster, job, task, port, flags=()):
     """Starts task `job`/`task` of `cluster` (a dict) in another process of the same
-    implementation as `tf`, and waits until it listens on `port`."""
+    implementation as `tf`, and waits until it listens on `port`. `flags`: more options
+    of `python -m dtfnb.server` (dtfnb's only)."""
     text = json.dumps(cluster)
     if is_dtfnb(tf):
         return spawn([sys.executable, "-m", "dtfnb.server", "--cluster", text, "--job", job,
-                      "--task", str(task), "--exit-with-parent"], f"dtfnb {job} task",
+                      "--task", str(task), "--exit-with-parent", *flags], f"dtfnb {job} task",
                      port, dtfnb_env())
     return spawn([sys.executable, os.path.abspath(__file__), "--tf-server", text, job,
                   str(task)], f"TensorFlow {job} task", port)

@@ -7,6 +7,8 @@ The cluster comes from --cluster (JSON text or a JSON file), else from TF_CONFIG
 (Kubernetes TFJob) or Slurm's environment. The task binds the address the
 cluster gives it (127.0.0.1 in every example). It logs to stderr, and stops
 cleanly on SIGTERM or SIGINT (and, with --exit-with-parent, when its parent dies).
+`--link 100Mbit,2ms` and `--slow x3` emulate the task's network link and a slow task
+(dtfnb's own: see dtfnb/distributed_runtime/emulation.py).
 """
 
 import argparse
@@ -18,6 +20,7 @@ import signal
 import sys
 import threading
 
+from dtfnb.distributed_runtime.emulation import LINK_FORM, SLOW_FORM, parse_link, parse_slow
 from dtfnb.distributed_runtime.resolvers import resolve_from_environment
 from dtfnb.distributed_runtime.server_lib import Server, task_name
 from dtfnb.protos import config_pb2
@@ -39,11 +42,26 @@ def _parse(argv):
                         help="GPU devices emulated with numpy where CUDA is absent")
     parser.add_argument("--intra-op-threads", type=int, default=0,
                         help="BLAS threads (default: the host's cores shared by its tasks)")
+    parser.add_argument("--link", type=_checked(parse_link), metavar="SPEC",
+                        help=f"this task's emulated network link: {LINK_FORM}")
+    parser.add_argument("--slow", type=_checked(parse_slow), metavar="SPEC",
+                        help=f"emulate a slow task: {SLOW_FORM}")
     parser.add_argument("--exit-with-parent", nargs="?", type=int, const=0, metavar="PID",
                         help="stop when the process that started this one exits (or "
                              "process PID: a launcher that may exit before this task has "
                              "started names itself)")
     return parser.parse_args(argv)
+
+
+def _checked(parse):
+    """An argparse type that checks a spec with `parse` and keeps its text."""
+    def check(text):
+        try:
+            parse(text)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+        return text
+    return check
 
 
 def _cluster_and_task(args):
@@ -105,11 +123,14 @@ def main(argv=None):
     stop_asked = []
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda signum, frame: stop_asked.append(signum))
-    server = Server(cluster, job, task, config=config)
+    server = Server(cluster, job, task, config=config,
+                    emulate=dict(link=args.link, slow=args.slow))
     if args.exit_with_parent is not None:
         threading.Thread(target=_watch_parent, args=(server, args.exit_with_parent or parent),
                          daemon=True).start()
-    log.info("%s serving at %s", task_name(job, task), server.target)
+    log.info("%s serving at %s%s", task_name(job, task), server.target,
+             f" (emulated: {server.emulated.description})" if server.emulated.description
+             else "")
     # Not a plain wait: the kernel may hand SIGTERM to any thread, and Python runs its
     # handler only when the main thread wakes, which a wait without timeout never does.
     while not (stop_asked or server.stopped.wait(_SIGNAL_CHECK_SECONDS)):

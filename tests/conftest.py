@@ -11,10 +11,12 @@ from tests.helpers import Cluster, leaked_threads
 
 
 def pytest_collection_modifyitems(items):
-    """The packaging tests (a fresh clone's `make lab`: a minute) go first, so that under
-    `pytest -n` (see the Makefile) one worker runs them while the others take the rest,
-    rather than one worker running them alone at the end."""
-    items.sort(key=lambda item: item.path.parent.name != "packaging")  # stable
+    """The long files go first, so that under `pytest -n` (see the Makefile) one worker runs
+    each while the others take the rest, rather than one worker running it alone at the
+    end: the packaging tests (a fresh clone's `make lab`: a minute), then the notebook
+    re-runs (minutes)."""
+    items.sort(key=lambda item: (item.path.parent.name != "packaging",  # stable
+                                 item.path.name != "test_notebook_reruns.py"))
 
 
 @pytest.fixture(autouse=True)

@@ -137,9 +137,11 @@ class Cluster(dict):
     It maps (job, index) to each task: a tf.train.Server of this process or, with
     `processes=True`, the Popen of a `python -m dtfnb.server` process (stderr captured);
     a test may put a restarted task in its place. `spec` is {job: [address]}. Tasks in
-    `skip` are not started; `config` is the in-process servers' default session config."""
+    `skip` are not started; `config` is the in-process servers' default session config;
+    `emulate` maps (job, index) to a task's emulated conditions, dict(link=..., slow=...)
+    (`--link` and `--slow` of a process)."""
 
-    def __init__(self, jobs, processes=False, config=None, skip=()):
+    def __init__(self, jobs, processes=False, config=None, skip=(), emulate=None):
         fresh = cluster_dict(**{job: n for job, n in jobs.items() if isinstance(n, int)})
         self.spec = {job: fresh[job] if isinstance(n, int) else list(n) for job, n in jobs.items()}
         super().__init__()
@@ -148,9 +150,13 @@ class Cluster(dict):
                 for index in range(len(addresses)):
                     if (job, index) in skip:
                         continue
+                    conditions = (emulate or {}).get((job, index), {})
                     self[job, index] = (
-                        start_task(self.spec, job, index) if processes
-                        else tf.train.Server(self.spec, job, index, config=config))
+                        start_task(self.spec, job, index,
+                                   *[arg for name, spec in conditions.items()
+                                     for arg in (f"--{name}", spec)]) if processes
+                        else tf.train.Server(self.spec, job, index, config=config,
+                                             emulate=conditions))
             if processes:
                 for (job, index), proc in self.items():
                     wait_for_port(self.spec[job][index], proc=proc)

@@ -25,6 +25,7 @@ import numpy as np
 
 from dtfnb.base.device_spec import DeviceSpec
 from dtfnb.distributed_runtime.cluster import ClusterSpec
+from dtfnb.distributed_runtime.emulation import Conditions
 from dtfnb.distributed_runtime.master import Master
 from dtfnb.distributed_runtime.transport import monitor, rpc, shm
 from dtfnb.distributed_runtime.transport.remote import Peers
@@ -83,10 +84,12 @@ class Server:
       protocol: "grpc" (the only one).
       config: the default ConfigProto of sessions on this task (device counts...).
       start: start serving at once (else call `start()`).
+      emulate: dtfnb's own, not TensorFlow's: this task's emulated conditions,
+        `dict(link="100Mbit,2ms", slow="x3")` (see distributed_runtime/emulation.py).
     """
 
     def __init__(self, server_or_cluster_def, job_name=None, task_index=None, protocol=None,
-                 config=None, start=True):
+                 config=None, start=True, emulate=None):
         self._server_def = _server_def(server_or_cluster_def, job_name, task_index, protocol,
                                        config)
         cluster = ClusterSpec(self._server_def.cluster)
@@ -99,12 +102,14 @@ class Server:
                   for job in cluster.jobs for index in cluster.task_indices(job)
                   if (job, index) != (self._job, self._task)}
         self._security = rpc.Security()
-        self._peers = Peers(others, self._security)
+        self.emulated = Conditions(task_name(self._job, self._task), **(emulate or {}))
+        self._peers = Peers(others, self._security, self.emulated.link)
         self.events = EventLog(task_name(self._job, self._task))
         gc_seconds = _session_gc_seconds()
         self._worker = Worker(create_devices(config, self._job, self._task, blas_threads,
                                              self.events, cores),
-                              blas_threads, peers=self._peers, graph_gc_seconds=gc_seconds)
+                              blas_threads, peers=self._peers, graph_gc_seconds=gc_seconds,
+                              conditions=self.emulated)
         for device in self._worker.devices.values():
             if device.xp is np:
                 device.shared_arrays = shm.block_pool().empty
@@ -166,6 +171,7 @@ class Server:
         health.resident_bytes = _resident_bytes()
         health.graphs_run = self._worker.graphs_run
         health.bytes_sent = self._worker.bytes_sent
+        health.emulated = self.emulated.description
         now = time.monotonic()
         since, graphs, sent = self._last_health
         self._last_health = now, health.graphs_run, health.bytes_sent

@@ -13,6 +13,7 @@ from dtfnb.base.errors import (
     InvalidArgumentError,
 )
 from dtfnb.distributed_runtime.collector import IdleCollector
+from dtfnb.distributed_runtime.emulation import Conditions
 from dtfnb.distributed_runtime.interfaces import WorkerInterface
 from dtfnb.runtime import blas
 from dtfnb.runtime.executor import Executor, SessionState
@@ -67,10 +68,7 @@ class _Outbound:
             return
         with self._lock:
             held, self._held = self._held, []
-        try:
-            self._worker.push(step.id, held, self._options)
-        except Exception as err:  # a peer that is gone fails the step, never the flusher
-            step.abort(err)
+        self._worker.push(step.id, held, self._options, step.abort)
 
 
 class _Graph:
@@ -117,8 +115,11 @@ class Worker(WorkerInterface):
     ```
 
     `peers`, given to a task of a cluster, carries tensors to other tasks
-    (`peers.push(step_id, [(device, key, value)], options)`); steps then take their
-    rendezvous from a table by step id, since a peer's tensor may arrive first.
+    (`peers.push(step_id, [(device, key, value)], options, on_error)`); steps then take
+    their rendezvous from a table by step id, since a peer's tensor may arrive first.
+    `conditions` (emulation.Conditions) are the task's emulated link, which the
+    transport applies, and its slowness, which delays the end of each step's partitions
+    here.
 
     Any peer may call a task, so a step's id and its graph's handle, both random and
     known only to the step's master, are what make a call about a step the master's: a
@@ -132,8 +133,10 @@ class Worker(WorkerInterface):
     own master are that master's to deregister.
     """
 
-    def __init__(self, devices, blas_threads, peers=None, graph_gc_seconds=0.0):
+    def __init__(self, devices, blas_threads, peers=None, graph_gc_seconds=0.0,
+                 conditions=None):
         self.devices = {d.name: d for d in devices}
+        self.conditions = conditions or Conditions()
         self.task = next(iter(self.devices)).rpartition("/device:")[0]
         self._graphs = {}
         # A session's state lives as long as one of its graphs (or steps) holds it.
@@ -195,7 +198,8 @@ class Worker(WorkerInterface):
             return _GraphRun(step)
         step.outbound = _Outbound(self, graph.options)
         step.rendezvous = self._rendezvous.start(step.id)
-        return _GraphRun(step, graph.executors, lambda: self._end(graph, step))
+        return _GraphRun(step, graph.executors, lambda: self._end(graph, step),
+                         self.conditions.slow)
 
     def _admit(self, graph_handle, step):
         """The graph that `step` runs here, once the step is known to be its master's and
@@ -236,9 +240,10 @@ class Worker(WorkerInterface):
                                "Possibly, this worker just restarted.")
         return graph
 
-    def push(self, step_id, tensors, options):
-        """Sends [(device, key, value)] of a step to the tasks of those devices."""
-        self._peers.push(step_id, tensors, options)
+    def push(self, step_id, tensors, options, on_error):
+        """Sends [(device, key, value)] of a step to the tasks of those devices; a failure
+        goes to `on_error(error)`."""
+        self._peers.push(step_id, tensors, options, on_error)
         nbytes = sum(tensor_bytes(value, options.float_type) for _, _, value in tensors)
         with self._sent_lock:
             self.bytes_sent += nbytes
@@ -285,18 +290,22 @@ class Worker(WorkerInterface):
             step.abort(CancelledError(None, None, "The task is stopping."))
         for device in self.devices.values():
             device.close()
+        self.conditions.close()
 
 
 class _GraphRun:
     """A step of a registered graph on this task, started (Worker.start_graph): the first
     partition runs on the starting thread as far as it goes, the others on their devices'
-    pools. `wait()` waits for them all, records what failed in the step, then runs `end`."""
+    pools. `wait()` waits for them all, records what failed in the step, sleeps what a
+    `slow` task (emulation.Slowness) adds, then runs `end`."""
 
-    __slots__ = ("_step", "_waits", "_end")
+    __slots__ = ("_step", "_waits", "_end", "_slow", "_started")
 
-    def __init__(self, step, executors=(), end=None):
+    def __init__(self, step, executors=(), end=None, slow=None):
         self._step = step
         self._end = end
+        self._slow = slow
+        self._started = time.monotonic()
         waits = [ex.device.blocking_pool.submit(ex.run, step).result for ex in executors[1:]]
         if executors:
             waits.insert(0, executors[0].start(step).wait)
@@ -308,5 +317,7 @@ class _GraphRun:
                 wait()
             except Exception as err:  # the step keeps the first error; others follow it
                 self._step.abort(err)
+        if self._slow is not None and self._step.error is None:
+            time.sleep(self._slow.delay(time.monotonic() - self._started))
         if self._end is not None:
             self._end()

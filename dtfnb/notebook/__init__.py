@@ -5,14 +5,21 @@ comm. Imported in a kernel, this package loads the extension itself.
 Nothing in dtfnb imports this package: `import dtfnb` stays free of IPython.
 """
 
-from dtfnb.notebook.experiment import Proportion, compare
+from dtfnb.notebook.experiment import Proportion, compare, compare_together
 from dtfnb.notebook.launcher import LocalCluster
 from dtfnb.notebook.progress import in_notebook, progress
-from dtfnb.notebook.widgets import ClusterView, PlacementView, QueueMonitor, StalenessPlot
+from dtfnb.notebook.widgets import (
+    ClusterView,
+    PlacementView,
+    QueueMonitor,
+    QueuePlot,
+    StalenessPlot,
+    StepTimeline,
+)
 
 __all__ = ["ClusterView", "LocalCluster", "PlacementView", "Proportion", "QueueMonitor",
-           "StalenessPlot", "compare", "load_ipython_extension", "progress",
-           "unload_ipython_extension"]
+           "QueuePlot", "StalenessPlot", "StepTimeline", "compare", "compare_together",
+           "load_ipython_extension", "progress", "unload_ipython_extension"]
 
 
 def load_ipython_extension(shell):

@@ -13,6 +13,7 @@ result = compare({"1 worker": one_worker, "3 async": three_async}, repeats=5)
 result                                   # the table, with the machine it ran on
 result.plot()                            # every repeat, the median and the spread
 result.conclude("3 async", "1 worker", "seconds", less="faster", more="slower")
+result.conclude_against("3 async", "staleness", 2, "N − 1 = 2")   # against a fixed value
 ```
 
 Both the table and a conclusion carry their data in their output's metadata
@@ -93,7 +94,8 @@ def compare(configs, repeats=5, warmup=1, seed=42, show_progress=None):
     for repeat in range(-warmup, repeats):
         shift = max(repeat, 0) % len(names)
         for name in names[shift:] + names[:shift]:
-            measures = _run(configs[name], name, seed + max(repeat, 0), repeat, repeats)
+            measures = _checked(name, _run(configs[name], name, seed + max(repeat, 0), repeat,
+                                           repeats))
             if repeat >= 0:
                 runs[name].append(measures)
             if bar is not None:
@@ -103,14 +105,51 @@ def compare(configs, repeats=5, warmup=1, seed=42, show_progress=None):
     return Result(runs, repeats, warmup, machine())
 
 
+def compare_together(run, repeats=5, warmup=0, seed=42, show_progress=None):
+    """Measures configurations that one run measures all at once, `repeats` times, and
+    returns the Result: six networks trained side by side, an ensemble evaluated with its
+    members in one step.
+
+    `run` is a function of a seed that returns {configuration: {name: number or
+    Proportion}}; repeat r calls it with the seed `seed + r`, as compare() would each
+    configuration. `warmup` runs with `seed` come first and are discarded (none by
+    default: what one run measures together shares its warm-up, so time is rarely among it).
+    """
+    if repeats < 1 or warmup < 0:
+        raise ValueError(f"compare_together() needs repeats >= 1 and warmup >= 0, got "
+                         f"repeats={repeats}, warmup={warmup}")
+    show = in_notebook() if show_progress is None else show_progress
+    bar = progress(warmup + repeats, "measuring") if show else None
+    runs = {}
+    for repeat in range(-warmup, repeats):
+        measured = _run(run, "the run", seed + max(repeat, 0), repeat, repeats)
+        if not isinstance(measured, dict) or not measured:
+            raise TypeError(f"The run returned {measured!r}: it returns one dict of measures "
+                            "per configuration, {'ensemble': {'accuracy': ...}, ...}")
+        if runs and set(measured) != set(runs):
+            raise ValueError(f"The run measured {sorted(measured)}, and before "
+                             f"{sorted(runs)}: every run measures the same configurations")
+        if repeat >= 0:
+            for name, measures in measured.items():
+                runs.setdefault(name, []).append(_checked(name, measures))
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    return Result(runs, repeats, warmup, machine())
+
+
 def _run(config, name, seed, repeat, repeats):
     try:
-        measures = config(seed)
+        return config(seed)
     except Exception as error:
         what = "warm-up" if repeat < 0 else f"repeat {repeat + 1} of {repeats}"
         if hasattr(error, "add_note"):   # Python 3.11
             error.add_note(f"while measuring {name!r}, {what}")
         raise
+
+
+def _checked(name, measures):
     if not isinstance(measures, dict) or not measures:
         raise TypeError(f"{name!r} returned {measures!r}: a configuration returns a dict of "
                         "its measures, {'seconds': 1.2, 'accuracy': Proportion(288, 300)}")
@@ -178,6 +217,39 @@ class Result:
         `less`/`more` name what a lower/higher value means ("faster"/"slower")."""
         return Conclusion([dict(result=self.id, a=a, b=b, measure=measure, less=less,
                                 more=more, text=self._sentence(a, b, measure, less, more))])
+
+    def conclude_against(self, a, measure, value, name, less="lower", more="higher"):
+        """The sentence that compares configuration a's `measure` with a fixed `value`
+        called `name` (a threshold, a theory's prediction: "N − 1 = 2"), written from the
+        numbers: for a number, repeat by repeat (below in every one, above in every one, or
+        neither); for a Proportion, from its 95% interval (wholly below, above, or across)."""
+        return Conclusion([dict(result=self.id, a=a, measure=measure, value=value, name=name,
+                                less=less, more=more,
+                                text=self._against(a, measure, value, name, less, more))])
+
+    def _against(self, a, measure, value, name, less, more):
+        first = self.runs[a][0][measure]
+        summary = self.summary(a, measure)
+        n = self.repeats
+        if isinstance(first, Proportion):
+            low, high = summary.interval
+            figures = f"{summary.median:.3f} (95%: {low:.3f}–{high:.3f}), the median of {n} " \
+                f"repeat{'s' if n != 1 else ''}"
+            if high < value or low > value:
+                return f"**{a}** was {less if high < value else more} than {name} on " \
+                    f"{measure}: {figures}."
+            return (f"**{a}** cannot be told from {name} on {measure} with {first.trials} "
+                    f"examples: {figures}; the 95% interval contains it.")
+        values = self.values(a, measure)
+        below, above = sum(v < value for v in values), sum(v > value for v in values)
+        if below == n:
+            verdict = f"{less} than {name} in every one of the {n} repeats"
+        elif above == n:
+            verdict = f"{more} than {name} in every one of the {n} repeats"
+        else:
+            verdict = f"not consistently {less} or {more} than {name} ({less} in {below} " \
+                f"of {n} repeats)"
+        return f"**{a}**'s {measure} was {verdict}: median {summary}."
 
     def _sentence(self, a, b, measure, less, more):
         first = self.runs[a][0][measure]
@@ -326,6 +398,9 @@ class Conclusion:
     def recheck(claim, result):
         """The sentence `claim` (one entry of a Conclusion's metadata) would say now, written
         again from `result`, the Result it names."""
+        if "value" in claim:
+            return result._against(claim["a"], claim["measure"], claim["value"], claim["name"],
+                                   claim["less"], claim["more"])
         return result._sentence(claim["a"], claim["b"], claim["measure"], claim["less"],
                                 claim["more"])
 

@@ -26,6 +26,7 @@ import time
 
 from dtfnb.base.errors import DeadlineExceededError, UnavailableError
 from dtfnb.distributed_runtime.cluster import ClusterSpec, local_addresses
+from dtfnb.distributed_runtime.emulation import Conditions, task_conditions
 from dtfnb.notebook.forkserver import fork_server
 from dtfnb.notebook.progress import in_notebook, progress
 
@@ -45,8 +46,10 @@ def live_clusters():
 class Task:
     """One task process: its address, state and the tail of its output."""
 
-    def __init__(self, job, index, address):
+    def __init__(self, job, index, address, link=None, slow=None):
         self.job, self.index, self.address = job, index, address
+        self.link, self.slow = link, slow
+        self.emulated = Conditions(link=link, slow=slow).description
         self.process = None
         self._reader = None
         self.log = collections.deque(maxlen=_LOG_LINES)
@@ -76,9 +79,11 @@ class Task:
         output."""
         self._stop_requested = False
         self._serving = False
+        emulated = [*(["--link", self.link] if self.link else []),
+                    *(["--slow", self.slow] if self.slow else [])]
         self.process = fork_server().spawn(
             ["--cluster", cluster_json, "--job", self.job, "--task", str(self.index),
-             "--exit-with-parent", *flags])
+             "--exit-with-parent", *flags, *emulated])
         self._reader = threading.Thread(target=self._read_output, args=(self.process,),
                                         daemon=True, name=f"dtfnb-log-{self.job}-{self.index}")
         self._reader.start()
@@ -126,6 +131,11 @@ class LocalCluster:
       ports: one port per task, in the order of the jobs and their tasks.
       port_base: ports port_base, port_base + 1, ... in that order.
       cpus, gpus: CPU devices and emulated GPU devices of each task.
+      link: every task's emulated network link, "100Mbit,2ms" (BANDWIDTH[,LATENCY]).
+      links: links by task ("ps:0") or job ("ps"), over `link`.
+      slow: emulated slow tasks by task ("worker:2") or job ("worker"): "x3", "+20ms"
+        or "pareto:1.5,10ms". A task's key wins over its job's (see
+        dtfnb/distributed_runtime/emulation.py for the model).
       timeout: seconds that starting may take before DeadlineExceededError.
       progress: show a progress bar while starting (default: in a notebook only).
 
@@ -133,7 +143,8 @@ class LocalCluster:
     """
 
     def __init__(self, spec_or_counts, name="cluster", host="127.0.0.1", ports=None,
-                 port_base=None, cpus=1, gpus=0, timeout=30.0, progress=None, start=True):
+                 port_base=None, cpus=1, gpus=0, link=None, links=None, slow=None,
+                 timeout=30.0, progress=None, start=True):
         self.name = name
         self.spec = ClusterSpec(_addresses(spec_or_counts, host, ports, port_base))
         for job in self.spec.jobs:
@@ -144,8 +155,12 @@ class LocalCluster:
         self.cpus, self.gpus = cpus, gpus
         self._timeout = timeout
         self._progress = progress
-        self._tasks = {(job, index): Task(job, index, self.spec.task_address(job, index))
-                       for job in self.spec.jobs for index in self.spec.task_indices(job)}
+        names = [(job, index) for job in self.spec.jobs for index in self.spec.task_indices(job)]
+        emulated = task_conditions([f"{job}:{index}" for job, index in names], link, links,
+                                   slow)
+        self._tasks = {(job, index): Task(job, index, self.spec.task_address(job, index),
+                                          *emulated[f"{job}:{index}"])
+                       for job, index in names}
         self._cluster_json = json.dumps(self.spec.as_dict())
         if start:
             self.start()
@@ -247,7 +262,10 @@ class LocalCluster:
         jobs = ", ".join(f"{job}: {self.spec.num_tasks(job)}" for job in self.spec.jobs)
         states = collections.Counter(task.state for task in self.tasks)
         summary = ", ".join(f"{n} {state}" for state, n in sorted(states.items()))
-        return f"<LocalCluster {self.name!r} ({jobs}): {summary}>"
+        emulated = "; ".join(f"{task.job}:{task.index} {task.emulated}"
+                             for task in self.tasks if task.emulated)
+        emulated = f"; emulated: {emulated}" if emulated else ""
+        return f"<LocalCluster {self.name!r} ({jobs}): {summary}{emulated}>"
 
 
 def _addresses(spec_or_counts, host, ports, port_base):

@@ -8,7 +8,9 @@ worker: 3
 
 starts a LocalCluster of task processes and binds it to `cluster` in the notebook.
 The body may also be the chapter's ClusterSpec dict, `{"ps": ["127.0.0.1:2221"], ...}`
-(read with ast.literal_eval: it is data, never run). `%cluster list`, `%cluster status`,
+(read with ast.literal_eval: it is data, never run). `--link 100Mbit,2ms --link
+ps:0=1Gbit --slow worker:2=x3` emulate network links and slow tasks (LocalCluster's
+`link`, `links` and `slow`). `%cluster list`, `%cluster status`,
 `%cluster stop [NAME] [--all]` and `%cluster logs JOB TASK` manage what is running.
 """
 
@@ -37,6 +39,13 @@ def _cell_parser():
     parser.add_argument("--port-base", type=int, help="consecutive ports from this one")
     parser.add_argument("--cpus", type=int, default=1, help="CPU devices per task")
     parser.add_argument("--gpus", type=int, default=0, help="emulated GPUs per task")
+    parser.add_argument("--link", action="append", default=[], metavar="[TASK=]SPEC",
+                        help="emulated network link, BANDWIDTH[,LATENCY] such as "
+                             "100Mbit,2ms: of every task, or of one task (ps:0=1Gbit) or "
+                             "job (ps=1Gbit); repeatable")
+    parser.add_argument("--slow", action="append", default=[], metavar="TASK=SPEC",
+                        help="emulated slow task or job: worker:2=x3, worker=+20ms or "
+                             "worker=pareto:1.5,10ms; repeatable")
     parser.add_argument("--timeout", type=float, default=30.0,
                         help="seconds that starting may take")
     return parser
@@ -96,7 +105,8 @@ class ClusterMagics(Magics):
     @line_cell_magic
     def cluster(self, line, cell=None):
         """%%cluster [--name NAME] [--host HOST] [--ports P,P,...|--port-base P] [--cpus N]
-        [--gpus N]: start the cluster of the cell's body, one process per task.
+        [--gpus N] [--link [TASK=]SPEC]... [--slow TASK=SPEC]...: start the cluster of the
+        cell's body, one process per task, with emulated links and slow tasks.
         %cluster list | status [NAME] | stop [NAME] [--all] | logs JOB TASK [--name NAME]"""
         if cell is None:
             return self._command(LINE_PARSER.parse_argstring(line))
@@ -111,12 +121,27 @@ class ClusterMagics(Magics):
             except ValueError:
                 raise UsageError(f"--ports {args.ports!r}: give numbers, such as "
                                  "2221,2222,2223") from None
+        link, links = None, {}
+        for option in args.link:
+            where, equals, text = option.rpartition("=")
+            if equals:
+                links[where] = text
+            else:
+                link = text
+        slow = {}
+        for option in args.slow:
+            where, equals, text = option.partition("=")
+            if not equals:
+                raise UsageError(f"--slow {option!r}: name the task or job, such as "
+                                 "worker:2=x3 or worker=+20ms")
+            slow[where] = text
         for old in live_clusters():   # running the cell again replaces its cluster
             if old.name == args.name:
                 self._stop(old)
         try:
             cluster = LocalCluster(spec, name=args.name, host=args.host, ports=ports,
                                    port_base=args.port_base, cpus=args.cpus, gpus=args.gpus,
+                                   link=link, links=links, slow=slow,
                                    timeout=args.timeout, progress=True)
         except (TypeError, ValueError) as err:
             raise UsageError(str(err)) from None
@@ -144,7 +169,9 @@ class ClusterMagics(Magics):
         elif args.command == "status":
             print(repr(cluster))
             for task in cluster.tasks:
-                print(f"  {task.name}  {task.state:<8}  {cluster.target(task.job, task.index)}")
+                emulated = f"  emulated: {task.emulated}" if task.emulated else ""
+                print(f"  {task.name}  {task.state:<8}  {cluster.target(task.job, task.index)}"
+                      f"{emulated}")
         else:
             if len(args.args) != 2 or not args.args[1].isdigit():
                 raise UsageError("Usage: %cluster logs JOB TASK [--name NAME]")

@@ -191,16 +191,17 @@ class Panel:
 
     def _cluster(self, cluster, stopped):
         tasks = [self._task(task.job, task.index, task.address, task.state,
-                            list(_devices(cluster, task))) for task in cluster.tasks]
+                            list(_devices(cluster, task)), task.emulated)
+                 for task in cluster.tasks]
         return {"name": cluster.name, "state": "serving" if stopped is None else "stopped",
                 "stopped_at": None if stopped is None else hh_mm(stopped), "tasks": tasks,
                 "folded": 0}
 
-    def _task(self, job, index, address, state, devices):
+    def _task(self, job, index, address, state, devices, emulated):
         name = f"/job:{job}/replica:0/task:{index}"
         return {"job": job, "task": index, "address": address, "state": state,
                 "devices": devices, "work": self.work.work(name),
-                "stopped_at": self.stops.stopped_at(name)}
+                "stopped_at": self.stops.stopped_at(name), "emulated": emulated}
 
     def _servers(self):
         """The tf.train.Servers of the user's variables as one cluster, the stopped ones
@@ -221,7 +222,8 @@ class Panel:
             server_def = server.server_def
             tasks.append(self._task(server_def.job_name, server_def.task_index,
                                     server.target.removeprefix("grpc://"), "serving",
-                                    sorted(server.master.local_device_names())))
+                                    sorted(server.master.local_device_names()),
+                                    server.emulated.description))
         stopped = None if live else max(self._server_stops[id(s)] for s in servers)
         return {"name": _SERVERS, "state": "stopped" if stopped else "serving",
                 "stopped_at": hh_mm(stopped) if stopped else None, "tasks": tasks,

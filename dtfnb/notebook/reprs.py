@@ -35,11 +35,15 @@ def cluster_spec_html(spec):
 
 
 def local_cluster_html(cluster):
-    """A LocalCluster as HTML: its tasks, their states and targets."""
-    rows = [(task.name, task.state, f"grpc://{task.address}") for task in cluster.tasks]
+    """A LocalCluster as HTML: its tasks, their states and targets, and their emulated
+    conditions if any has some."""
+    emulated = any(task.emulated for task in cluster.tasks)
+    rows = [(task.name, task.state, f"grpc://{task.address}",
+             *([task.emulated or "none"] if emulated else [])) for task in cluster.tasks]
+    header = ("task", "state", "target", *(["emulated link · slowness"] if emulated else []))
     devices = f"{cluster.cpus} CPU" + (f", {cluster.gpus} emulated GPU" if cluster.gpus else "")
     return (f"<b>LocalCluster {escape(cluster.name)}</b> ({escape(devices)} per task)"
-            + _table(("task", "state", "target"), rows, "dtfnb-local-cluster"))
+            + _table(header, rows, "dtfnb-local-cluster"))
 
 
 def server_html(server):

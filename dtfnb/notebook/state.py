@@ -358,6 +358,36 @@ class Queues:
         return queues
 
 
+class QueueLevels:
+    """Every queue's size over time, as its QueueEvents reported it: per queue, (seconds
+    after the first event folded, size), the last `keep` of each, and when it closed.
+    Events stamped before `since` (seconds since the epoch, as the tasks stamp them) are
+    ignored: the levels start when a plot is made, not with what a task kept for replay."""
+
+    def __init__(self, since=None, keep=10000):
+        self.since = since
+        self.start = None       # the time of the first event folded
+        self.queues = {}        # (device, name) -> its latest QueueEvent
+        self.levels = {}        # (device, name) -> deque of (seconds, size)
+        self.closed_at = {}     # (device, name) -> seconds
+        self._keep = keep
+
+    def apply(self, event):
+        """Folds in a QueueEvent (others, and older ones than `since`, are ignored)."""
+        if event.WhichOneof("kind") != "queue" or (self.since is not None
+                                                   and event.time < self.since):
+            return
+        if self.start is None:
+            self.start = event.time
+        queue, seconds = event.queue, event.time - self.start
+        key = (queue.device, queue.name)
+        self.queues[key] = queue
+        self.levels.setdefault(key, collections.deque(maxlen=self._keep)).append(
+            (seconds, queue.size))
+        if queue.closed:
+            self.closed_at.setdefault(key, seconds)
+
+
 class Staleness:
     """Per worker (the task that computed the gradients): how stale each applied gradient
     was and how many a SyncReplicasOptimizer dropped (VariableUpdateEvents; a gradient
@@ -478,27 +508,7 @@ class Tasks:
         starts = {step: min((n.all_start_micros for d in devices.values() for n in d.node_stats),
                             default=0) for step, devices in self._traces.items()}
         last = max(starts, key=starts.get)   # parts of an older step may come later
-        devices, origin = self._traces[last], starts[last]
-        lanes, halves = {}, collections.defaultdict(list)
-        for device in sorted(devices, key=palette.sort_key):
-            bars, ends = [], []   # ends: where each row of the lane is free again
-            for n in sorted(devices[device].node_stats, key=lambda n: n.all_start_micros):
-                start = n.all_start_micros - origin
-                end = start + n.all_end_rel_micros
-                row = next((r for r, free in enumerate(ends) if free <= start), len(ends))
-                ends[row:row + 1] = [end]
-                bars.append(Bar(n.node_name, start, end, row))
-                if n.timeline_label.count(" ") == 3:   # "<tensor> <src> -> <dst>"
-                    halves[n.timeline_label].append((device, bars[-1]))
-            lanes[device] = bars
-        flows = []
-        for label, ran in halves.items():
-            tensor, source, _, destination = label.split(" ")
-            sends = [bar for device, bar in ran if device == source]
-            recvs = [bar for device, bar in ran if device == destination]
-            flows += [Flow(tensor, source, send, destination, recv)   # loop iterations in turn
-                      for send, recv in zip(sends, recvs)]
-        return Timeline(lanes, flows)
+        return step_timeline(self._traces[last])
 
     def to_chrome_trace(self):
         """The last traced step as Chrome trace JSON (chrome://tracing, Perfetto): one
@@ -528,6 +538,34 @@ class Tasks:
                                "pid": pid, "tid": tid, "ts": (bar.start + bar.end) / 2,
                                **({"bp": "e"} if phase == "f" else {})})
         return json.dumps({"traceEvents": events, "displayTimeUnit": "ms"})
+
+
+def step_timeline(devices):
+    """A traced step as a Timeline, from its step stats ({device: DeviceStepStats}): a lane
+    per device in palette order, ops that overlap in rows of their own, a Flow per
+    transfer."""
+    origin = min((n.all_start_micros for d in devices.values() for n in d.node_stats),
+                 default=0)
+    lanes, halves = {}, collections.defaultdict(list)
+    for device in sorted(devices, key=palette.sort_key):
+        bars, ends = [], []   # ends: where each row of the lane is free again
+        for n in sorted(devices[device].node_stats, key=lambda n: n.all_start_micros):
+            start = n.all_start_micros - origin
+            end = start + n.all_end_rel_micros
+            row = next((r for r, free in enumerate(ends) if free <= start), len(ends))
+            ends[row:row + 1] = [end]
+            bars.append(Bar(n.node_name, start, end, row))
+            if n.timeline_label.count(" ") == 3:   # "<tensor> <src> -> <dst>"
+                halves[n.timeline_label].append((device, bars[-1]))
+        lanes[device] = bars
+    flows = []
+    for label, ran in halves.items():
+        tensor, source, _, destination = label.split(" ")
+        sends = [bar for device, bar in ran if device == source]
+        recvs = [bar for device, bar in ran if device == destination]
+        flows += [Flow(tensor, source, send, destination, recv)   # loop iterations in turn
+                  for send, recv in zip(sends, recvs)]
+    return Timeline(lanes, flows)
 
 
 Bar = collections.namedtuple("Bar", "name start end row")

@@ -69,6 +69,7 @@ class Feed:
         self._arrived = threading.Condition()
         self._closed = False
         self._open = len(streams)   # streams that have not ended
+        self._received = self._handed = 0   # events read, and handed to on_events
         self._readers = [threading.Thread(target=self._read, args=(s,), daemon=True,
                                           name="dtfnb-feed-reader") for s in streams]
         self._updater = threading.Thread(target=self._update, daemon=True,
@@ -91,6 +92,7 @@ class Feed:
             events, self._pending = self._pending, []
         if events:
             self._on_events(events)
+        self._handed += len(events)
 
     def start(self):
         """Starts the stream readers (those `drain()` did not) and the thread that hands events on.
@@ -107,6 +109,7 @@ class Feed:
                 tasks.add(event.task)
                 with self._arrived:
                     self._pending.append(event)
+                    self._received += 1
                     self._arrived.notify_all()
         except Exception as err:  # the task went away: its stream ends here
             self.error = self.error or err
@@ -115,6 +118,7 @@ class Feed:
             with self._arrived:
                 if not self._closed:   # the stream ended by itself: its tasks stopped
                     self._pending += [_health(task, state) for task in sorted(tasks)]
+                    self._received += len(tasks)
                 self._open -= 1
                 self._arrived.notify_all()
 
@@ -130,7 +134,22 @@ class Feed:
             except Exception as err:
                 self.error = err
                 return
+            with self._arrived:
+                self._handed += len(events)
+                self._arrived.notify_all()
             time.sleep(_THROTTLE_SECONDS)
+
+    def settle(self, quiet=0.1, timeout=1.0):
+        """Waits until every event read so far was handed on and none came for `quiet`
+        seconds (at most `timeout`), so that what is drawn next includes the events of
+        steps that just ended."""
+        deadline = time.monotonic() + timeout
+        with self._arrived:
+            while time.monotonic() < deadline and self._updater.is_alive():
+                counts = (self._received, self._handed)
+                self._arrived.wait(quiet)
+                if (self._received, self._handed) == counts and counts[0] == counts[1]:
+                    return
 
     def close(self):
         """Stops reading and waits for the threads."""

@@ -69,7 +69,6 @@ from dtfnb.train.session_run_hook import (
     SessionRunHook,
     SessionRunValues,
 )
-from dtfnb.train.staleness import StalenessAwareOptimizer
 from dtfnb.train.supervisor import Supervisor
 from dtfnb.train.sync_replicas_optimizer import SyncReplicasOptimizer
 from dtfnb.train.training_util import (

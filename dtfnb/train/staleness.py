@@ -1,4 +1,5 @@
-"""StalenessAwareOptimizer: the chapter's remedies for stale gradients (a dtfnb extension).
+"""StalenessAwareOptimizer: the chapter's remedies for stale gradients, dtfnb's own (not in
+TensorFlow, so not in tf.train: `from dtfnb.extensions import StalenessAwareOptimizer`).
 
 With asynchronous updates each replica computes its gradients from parameters that
 the other replicas change meanwhile: with N replicas a gradient is applied about
@@ -19,8 +20,8 @@ class StalenessAwareOptimizer(Optimizer):
 
     Usage (between-graph replication, one graph per worker):
         opt = tf.train.GradientDescentOptimizer(0.1)
-        opt = tf.train.StalenessAwareOptimizer(opt, max_staleness=4, warmup_steps=100,
-                                               replica_id=task_index)
+        opt = StalenessAwareOptimizer(opt, max_staleness=4, warmup_steps=100,
+                                      replica_id=task_index)
         train_op = opt.minimize(loss, global_step=tf.train.get_or_create_global_step())
 
     The staleness of a gradient is the global step when it is applied minus the global

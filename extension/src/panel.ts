@@ -257,7 +257,10 @@ function renderCluster(cluster: ICluster): HTMLElement {
   return box;
 }
 
-/** A task's row: name and state, then its address and its work, each on a line of its own when narrow. */
+/**
+ * A task's row: name and state, then its address, its emulated conditions (if any) and its
+ * work, each on a line of its own when narrow.
+ */
 function renderTask(task: ITask): HTMLElement {
   const row = element('div', 'dtfnb-task');
   const name = `${task.job}:${task.task}`;
@@ -267,6 +270,9 @@ function renderTask(task: ITask): HTMLElement {
   const state = text('span', 'dtfnb-state', task.stopped_at ? `${task.state} at ${task.stopped_at}` : task.state);
   state.prepend(element('span', `dtfnb-dot dtfnb-mod-${task.state}`));
   row.append(text('span', 'dtfnb-task-name', name), state, text('span', 'dtfnb-address', task.address));
+  if (task.emulated) {
+    row.appendChild(text('span', 'dtfnb-emulated', `emulated: ${task.emulated}`));
+  }
   const work = task.work;
   if (work) {
     // (A kernel older than snapshot v2 counts no work.)

@@ -35,6 +35,8 @@ export interface ITask {
   devices: string[];
   work: IWork;
   stopped_at: string | null;
+  /** Its emulated link and slowness, "100 Mbit/s, 2 ms · +20 ms/step"; "" or absent: none. */
+  emulated?: string;
 }
 
 export interface ICluster {

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import dtfnb as tf
+from dtfnb.extensions import StalenessAwareOptimizer
 
 
 @pytest.fixture
@@ -67,8 +68,7 @@ def test_the_worker_is_the_task_that_computed_the_gradients(server):
 
 def test_gradients_staler_than_max_staleness_are_dropped(server):
     step, w, b, loss = _model()
-    opt = tf.train.StalenessAwareOptimizer(tf.train.GradientDescentOptimizer(0.5),
-                                           max_staleness=2)
+    opt = StalenessAwareOptimizer(tf.train.GradientDescentOptimizer(0.5), max_staleness=2)
     train = opt.minimize(loss, global_step=step)
     assert train.type == "AssignAdd" and tf.get_collection(tf.GraphKeys.TRAIN_OP) == [train]
     with tf.Session(server.target) as sess:
@@ -92,8 +92,8 @@ def test_gradients_staler_than_max_staleness_are_dropped(server):
 
 def test_scale_learning_rate_divides_by_the_staleness(server):
     step, w, b, loss = _model()
-    opt = tf.train.StalenessAwareOptimizer(tf.train.GradientDescentOptimizer(0.1),
-                                           scale_learning_rate=True)
+    opt = StalenessAwareOptimizer(tf.train.GradientDescentOptimizer(0.1),
+                                  scale_learning_rate=True)
     train = opt.minimize(loss, global_step=step)
     with tf.Session(server.target) as sess:
         sess.run(tf.global_variables_initializer())
@@ -109,9 +109,9 @@ def test_warmup_lets_only_replica_zero_update(server):
     step = tf.train.get_or_create_global_step()
     w = tf.Variable(1.0, name="w")
     loss = tf.square(w)
-    trains = [tf.train.StalenessAwareOptimizer(tf.train.GradientDescentOptimizer(0.25),
-                                               warmup_steps=2, replica_id=i,
-                                               name=f"replica{i}").minimize(loss, step)
+    trains = [StalenessAwareOptimizer(tf.train.GradientDescentOptimizer(0.25),
+                                      warmup_steps=2, replica_id=i,
+                                      name=f"replica{i}").minimize(loss, step)
               for i in range(2)]
     with tf.Session(server.target) as sess:
         sess.run(tf.global_variables_initializer())
@@ -127,21 +127,27 @@ def test_warmup_lets_only_replica_zero_update(server):
 def test_staleness_aware_optimizer_checks_its_arguments():
     sgd = tf.train.GradientDescentOptimizer(0.1)
     with pytest.raises(TypeError, match="must be an Optimizer"):
-        tf.train.StalenessAwareOptimizer(0.1)
+        StalenessAwareOptimizer(0.1)
     with pytest.raises(ValueError, match="max_staleness"):
-        tf.train.StalenessAwareOptimizer(sgd, max_staleness=-1)
+        StalenessAwareOptimizer(sgd, max_staleness=-1)
     with pytest.raises(ValueError, match="warmup_steps"):
-        tf.train.StalenessAwareOptimizer(sgd, warmup_steps=-5)
+        StalenessAwareOptimizer(sgd, warmup_steps=-5)
     w = tf.Variable(1.0)
     with pytest.raises(ValueError, match="needs the global_step"):
-        tf.train.StalenessAwareOptimizer(sgd).minimize(tf.square(w))
+        StalenessAwareOptimizer(sgd).minimize(tf.square(w))
+
+
+def test_it_is_dtfnbs_own_and_so_not_in_tf_train():
+    """TensorFlow has no StalenessAwareOptimizer: tf.train lacks it, as TensorFlow's does."""
+    with pytest.raises(AttributeError):
+        tf.train.StalenessAwareOptimizer  # noqa: B018
 
 
 def test_slots_are_the_wrapped_optimizers():
     step = tf.train.get_or_create_global_step()
     w = tf.Variable(1.0, name="w")
     momentum = tf.train.MomentumOptimizer(0.1, 0.9)
-    opt = tf.train.StalenessAwareOptimizer(momentum)
+    opt = StalenessAwareOptimizer(momentum)
     opt.minimize(tf.square(w), global_step=step)
     assert opt.get_slot_names() == ["momentum"]
     assert opt.get_slot(w, "momentum") is momentum.get_slot(w, "momentum")

@@ -45,7 +45,7 @@ def test_cluster_cell_shows_progress_and_a_cluster_view(loaded):
     kernel, _ = loaded
     texts = []
     for _ in range(2):   # saved outputs must not change from run to run
-        messages = kernel.execute("%%cluster --name demo\nps: 1\nworker: 2\n")
+        messages = kernel.execute("%%cluster --name demo --link ps=10Gbit\nps: 1\nworker: 2\n")
         shown = outputs(messages)
         assert [set(d) for d in shown] == [{WIDGET_VIEW, "text/plain"},
                                            {WIDGET_VIEW, "text/plain", "text/html"}]
@@ -53,7 +53,7 @@ def test_cluster_cell_shows_progress_and_a_cluster_view(loaded):
         assert not [m for m in messages if m["msg_type"] == "stream"]   # task logs stay out
     assert texts[0] == texts[1] == [
         "<progress 'Starting demo' of 3>",
-        "ClusterView 'demo': 3 tasks\n  /job:ps/replica:0/task:0: 1 device\n"
+        "ClusterView 'demo': 3 tasks\n  /job:ps/replica:0/task:0: 1 device; emulated: 10 Gbit/s\n"
         "  /job:worker/replica:0/task:0: 1 device\n  /job:worker/replica:0/task:1: 1 device"]
     kernel.manager.interrupt_kernel()   # SIGINT to the kernel's group spares the tasks
     kernel.iopub(0.5)
@@ -71,7 +71,7 @@ def test_rich_displays_are_html_with_plain_text_free_of_addresses(loaded):
         "sess": "<tf.Session of a graph of 7 ops, on a cluster master>",
         "tf.get_default_graph()": "<tf.Graph of 7 ops>",
         "q": "<tf.FIFOQueue 'q' dtypes=[float32]>",
-        "demo": "<LocalCluster 'demo' (ps: 1, worker: 2): 3 serving>",
+        "demo": "<LocalCluster 'demo' (ps: 1, worker: 2): 3 serving; emulated: ps:0 10 Gbit/s>",
         "w": "<tf.Tensor 'w:0' shape=() dtype=float32>",
         "w.op": "<tf.Operation 'w' type=Mul>",
     }
@@ -128,6 +128,7 @@ def test_the_panel_comm_opened_by_the_frontend(loaded):
     assert [(t["job"], t["task"], t["state"]) for t in cluster["tasks"]] == [
         ("ps", 0, "serving"), ("worker", 0, "serving"), ("worker", 1, "serving")]
     assert cluster["tasks"][0]["devices"] == ["/job:ps/replica:0/task:0/device:CPU:0"]
+    assert [t["emulated"] for t in cluster["tasks"]] == ["10 Gbit/s", "", ""]
     assert re.fullmatch(r"127\.0\.0\.1:\d+", cluster["tasks"][0]["address"])
     ps_cpu = "/job:ps/replica:0/task:0/device:CPU:0"
     assert [d["short"] for d in snapshot["devices"]] == [

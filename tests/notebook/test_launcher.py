@@ -140,6 +140,9 @@ def test_addresses_from_a_spec_ports_or_a_port_base():
     ({"ps": ["127.0.0.1:1"]}, {"port_base": 5}, ValueError, "apply to task counts"),
     ({"ps": 1}, {"gpus": -1}, ValueError, "gpus >= 0"),
     ({"bad name": 1}, {}, ValueError, "Invalid job name"),
+    ({"ps": 1}, {"link": "100MB"}, ValueError, "'100MB' is not a bandwidth"),
+    ({"ps": 1}, {"slow": {"worker": "x3"}}, ValueError, "'worker', which is no job or task"),
+    ({"ps": 1}, {"links": {"ps:1": "1Gbit"}}, ValueError, "'ps:1', which is no job or task"),
     (["ps"], {}, TypeError, "job name to task count"),
 ])
 def test_bad_clusters_are_refused(spec, kwargs, error, match):

@@ -1,6 +1,8 @@
 """%%cluster and %cluster in an IPython shell of this process (the fast tests); the
 real kernel is in test_kernel.py."""
 
+import time
+
 import pytest
 from IPython.core.error import UsageError
 
@@ -101,3 +103,32 @@ def test_line_commands(shell, capsys):
         shell.run_line_magic("cluster", "stop")
     with pytest.raises(UsageError, match="invalid choice"):
         shell.run_line_magic("cluster", "restart")
+
+
+def test_cluster_magic_emulates_links_and_slow_tasks(shell, capsys):
+    shell.run_cell_magic("cluster", "--name emulated --link 100Mbit,2ms --link ps:0=1Gbit "
+                         "--slow worker=+20ms --slow worker:1=x3", "ps: 1\nworker: 2\n")
+    cluster = shell.user_ns["emulated"]
+    assert [(t.link, t.slow) for t in cluster.tasks] == [
+        ("1Gbit", None), ("100Mbit,2ms", "+20ms"), ("100Mbit,2ms", "x3")]
+    assert repr(cluster) == ("<LocalCluster 'emulated' (ps: 1, worker: 2): 3 serving; "
+                             "emulated: ps:0 1 Gbit/s; worker:0 100 Mbit/s, 2 ms · +20 ms/step; "
+                             "worker:1 100 Mbit/s, 2 ms · x3 compute>")
+    capsys.readouterr()
+    shell.run_line_magic("cluster", "status emulated")
+    status = capsys.readouterr().out
+    assert ("/job:worker/replica:0/task:0  serving   "
+            f"{cluster.target('worker', 0)}  emulated: 100 Mbit/s, 2 ms · +20 ms/step") in status
+    with tf.device("/job:worker/task:0"):
+        y = tf.constant(1.0) + 1
+    with tf.Session(cluster.target("worker", 0)) as sess:
+        for _ in range(3):
+            start = time.perf_counter()
+            assert sess.run(y) == 2.0
+            assert time.perf_counter() - start >= 0.020
+    for line, match in [("--link fast", "'fast' is not a bandwidth"),
+                        ("--slow x3", "name the task or job"),
+                        ("--slow chief=x3", "'chief', which is no job or task")]:
+        with pytest.raises(UsageError, match=match):
+            shell.run_cell_magic("cluster", f"--name refused {line}", "ps: 1\nworker: 2\n")
+    shell.run_line_magic("cluster", "stop emulated")

@@ -112,6 +112,19 @@ def test_cluster_view_shows_work_per_task_one_timeline_and_stopped_tasks():
         assert dead.endswith("<td></td><td></td>")   # no rates, no memory: not live
 
 
+def test_cluster_view_labels_emulated_conditions_as_the_tasks_report_them():
+    with LocalCluster({"ps": 1, "worker": 1}, link="100Mbit,2ms", slow={"worker": "+20ms"},
+                      progress=False) as cluster, ClusterView(cluster) as view:
+        assert repr(view) == (
+            "ClusterView 'cluster': 2 tasks\n"
+            "  /job:ps/replica:0/task:0: 1 device; emulated: 100 Mbit/s, 2 ms\n"
+            "  /job:worker/replica:0/task:0: 1 device; emulated: 100 Mbit/s, 2 ms · +20 ms/step")
+        worker = "/job:worker/replica:0/task:0"
+        assert poll_for(lambda: worker in view.tasks.health, 10)
+        assert view.tasks.health[worker].emulated == "100 Mbit/s, 2 ms · +20 ms/step"
+        assert "emulated: 100 Mbit/s, 2 ms · +20 ms/step</small>" in view._html()
+
+
 CELL = '''
 server = tf.train.Server.create_local_server()
 step = tf.train.get_or_create_global_step()

@@ -4,10 +4,11 @@
 import threading
 import time
 
+import numpy as np
 import pytest
 
 import dtfnb as tf
-from dtfnb.notebook import PlacementView, QueueMonitor, palette
+from dtfnb.notebook import PlacementView, QueueMonitor, QueuePlot, StepTimeline, palette
 from dtfnb.notebook.stream import Feed
 from dtfnb.notebook.widgets.placement import MIME
 from dtfnb.protos import monitor_pb2
@@ -128,6 +129,45 @@ def test_queue_monitor_of_an_unbounded_queue_greys_once_its_task_stops(cluster):
         assert poll_for(lambda: "stopped at " in monitor._html())
     assert "/s in" not in monitor._html() and 'style="color:#999"' in monitor._html()
     assert repr(monitor) == "QueueMonitor: 1 queue\n  queue/pile/fraction_of_-1_full"
+
+
+def test_queue_plot_draws_sizes_over_time_from_when_it_is_made(server):
+    with tf.device("/job:ps/task:0"):
+        q = tf.FIFOQueue(10, tf.float32, shapes=[()], name="fifo")
+        enqueue = q.enqueue(1.0)
+    # The monitor watches, so the queue reports its first item before the plot is made.
+    with QueueMonitor(server), tf.Session(server.target) as sess:
+        sess.run(enqueue)
+        with QueuePlot(server) as plot:
+            assert repr(plot) == "QueuePlot: 0 queues over time"
+            for _ in range(3):
+                sess.run(enqueue)
+            sess.run(q.dequeue_many(3))
+            sess.run(q.close())
+            data = _bundle_is_complete(plot)   # shown once the close has come in
+    (key, levels), = plot.levels.levels.items()
+    assert [size for _, size in levels] == [2, 3, 4, 1, 1]
+    assert [t for t, _ in levels] == sorted(t for t, _ in levels)
+    assert plot.levels.closed_at[key] == levels[-1][0]
+    assert 'data-queues="1" data-points="5"' in data["text/html"]
+    assert data["text/plain"] == "QueuePlot: 1 queue over time\n  queue/fifo/fraction_of_10_full"
+
+
+def test_step_timeline_draws_a_traced_run_of_a_local_session():
+    a = tf.constant(np.ones((300, 300), np.float32))
+    first, second = tf.matmul(a, a, name="first"), tf.matmul(a, a, name="second")
+    metadata = tf.RunMetadata()
+    with tf.Session() as sess:
+        sess.run([first, second], run_metadata=metadata,
+                 options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE))
+    timeline = StepTimeline(metadata)
+    (device, bars), = timeline.timeline.lanes.items()
+    assert device == "/job:localhost/replica:0/task:0/device:CPU:0"
+    assert {"first", "second"} <= {bar.name for bar in bars}
+    assert repr(timeline).startswith(f"StepTimeline: {len(bars)} ops on 1 device, at most ")
+    svg = timeline._repr_svg_()
+    assert svg.startswith("<svg") and palette.colour(device) in svg
+    assert "<title>first: " in svg
 
 
 def test_feed_redraws_at_most_five_times_a_second():

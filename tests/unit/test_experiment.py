@@ -3,7 +3,15 @@ statistics against known values, and conclusions that follow the numbers."""
 
 import pytest
 
-from dtfnb.notebook.experiment import Conclusion, Proportion, Result, compare, machine, wilson
+from dtfnb.notebook.experiment import (
+    Conclusion,
+    Proportion,
+    Result,
+    compare,
+    compare_together,
+    machine,
+    wilson,
+)
 
 
 def test_repeats_share_seeds_rotate_order_and_discard_warmup():
@@ -23,6 +31,32 @@ def test_repeats_share_seeds_rotate_order_and_discard_warmup():
                          ("c", 12), ("a", 12), ("b", 12)]
     assert result.values("a", "seconds") == [10.0, 11.0, 12.0]   # warm-up not among them
     assert result.repeats == 3 and result.names == ["a", "b", "c"]
+
+
+def test_configurations_measured_together_share_each_repeat_and_discard_warmup():
+    seeds = []
+
+    def run(seed):
+        seeds.append(seed)
+        return {"member": {"accuracy": Proportion(seed, 100)},
+                "ensemble": {"accuracy": Proportion(seed + 1, 100), "seconds": 0.5}}
+
+    result = compare_together(run, repeats=3, warmup=1, seed=10, show_progress=False)
+    assert seeds == [10, 10, 11, 12]
+    assert result.names == ["member", "ensemble"] and result.repeats == 3
+    assert result.values("member", "accuracy") == [0.10, 0.11, 0.12]
+    assert result.values("ensemble", "seconds") == [0.5] * 3
+    assert "cannot be told apart" in str(result.conclude("ensemble", "member", "accuracy"))
+
+
+def test_configurations_measured_together_must_be_the_same_in_every_run():
+    runs = iter([{"a": {"x": 1.0}}, {"a": {"x": 1.0}, "b": {"x": 2.0}}])
+    with pytest.raises(ValueError, match="every run measures the same configurations"):
+        compare_together(lambda seed: next(runs), repeats=2, show_progress=False)
+    with pytest.raises(TypeError, match="one dict of measures per configuration"):
+        compare_together(lambda seed: [1.0], repeats=1, show_progress=False)
+    with pytest.raises(TypeError, match="'a' returned 1.0"):
+        compare_together(lambda seed: {"a": 1.0}, repeats=1, show_progress=False)
 
 
 def test_wilson_interval_matches_known_values():
@@ -89,6 +123,29 @@ def test_a_conclusion_rechecks_against_the_table_it_was_written_from():
                                             "b": [{"seconds": 1.0}] * 3}})
     assert Conclusion.recheck(metadata["dtfnb"]["conclusions"][0], edited) != \
         metadata["dtfnb"]["conclusions"][0]["text"]
+
+
+def test_a_conclusion_against_a_fixed_value_says_consistently_only_when_every_repeat_agrees():
+    result = _two([0.4, 0.5, 0.9], [1.5, 2.5, 3.0])
+    below = result.conclude_against("a", "seconds", 1, "one second", "shorter", "longer")
+    assert str(below) == "**a**'s seconds was shorter than one second in every one of the 3 " \
+        "repeats: median 0.5 [0.4–0.9]."
+    above = result.conclude_against("b", "seconds", 1, "one second", more="longer")
+    assert "longer than one second in every one" in str(above)
+    mixed = result.conclude_against("b", "seconds", 2, "2")
+    assert "not consistently lower or higher than 2 (lower in 1 of 3 repeats)" in str(mixed)
+    shown = Result.from_metadata(result.to_metadata())
+    for claim in (below + mixed).claims:
+        assert Conclusion.recheck(claim, shown) == claim["text"]
+
+
+def test_a_proportion_against_a_fixed_value_is_judged_by_its_interval():
+    def result(successes):
+        return Result({"a": [{"acc": Proportion(successes, 300)}]}, 1, 0, "test")
+    assert str(result(294).conclude_against("a", "acc", 0.9, "90%")).startswith(
+        "**a** was higher than 90% on acc: 0.980 (95%: ")
+    assert "cannot be told from 90% on acc with 300 examples" in str(
+        result(272).conclude_against("a", "acc", 0.9, "90%"))
 
 
 def test_bad_input_is_named():

@@ -5,6 +5,7 @@ pushes tensors to it); Peers is a task's table of the other tasks; RemoteMaster 
 a session's view of a master in another process.
 """
 
+import functools
 import logging
 import threading
 
@@ -15,7 +16,7 @@ from dtfnb.distributed_runtime.transport import shm, streams, unix, wire
 from dtfnb.distributed_runtime.transport.channel import open_channel
 from dtfnb.distributed_runtime.worker import TransferOptions
 from dtfnb.protos import graph_pb2, master_pb2, worker_pb2
-from dtfnb.runtime.step import GRACE_SECONDS, deadline_seconds
+from dtfnb.runtime.step import GRACE_SECONDS, deadline_seconds, tensor_bytes
 
 log = logging.getLogger("dtfnb.distributed_runtime")
 
@@ -117,11 +118,14 @@ class _Connection:
 
 
 class RemoteWorker(_Connection, WorkerInterface):
-    """A worker in another task, with the methods of the in-process Worker."""
+    """A worker in another task, with the methods of the in-process Worker. `link`: the
+    calling task's emulated link (emulation.Link), which the tensors of RunGraph calls
+    go through; None: none."""
 
-    def __init__(self, task, address, security):
+    def __init__(self, task, address, security, link=None):
         super().__init__(address, security, f"{task} at {address}")
         self.task = task
+        self.link = link
         self._devices = None
         self._graphs = {}   # graph handle -> (session handle, fed tensor names, TransferOptions)
         self._stream = None
@@ -185,13 +189,14 @@ class RemoteWorker(_Connection, WorkerInterface):
         request = worker_pb2.CleanupAllRequest(container=containers)
         self._call("CleanupAll", request, worker_pb2.CleanupAllResponse)
 
-    def push(self, step_id, tensors, options):
-        """Sends [(key, value)] to this task's rendezvous; never waits for them to arrive."""
+    def push(self, step_id, tensors, options, link_seconds=0.0):
+        """Sends [(key, value)] to this task's rendezvous; never waits for them to arrive.
+        `link_seconds`: the time they took to leave an emulated link."""
         with self._lock:
             if self._stream is None or self._stream.error is not None:
                 self._stream = _PushStream(self)
             stream = self._stream
-        stream.send(step_id, tensors, options)
+        stream.send(step_id, tensors, options, link_seconds)
 
     def close(self):
         """Closes the push stream and the connection to the task."""
@@ -228,12 +233,15 @@ class _GraphCall:
         out = wire.Outgoing(lend_to)
         for name in feeds:
             out.add(request.send.add(), name, step.feeds[name])
+        if worker.link is not None and feeds:
+            request.link_seconds = worker.link.sent(out.nbytes)
         self._request = out.frame(request)
         # The task decides the deadline (see GRACE_SECONDS): its answer, a result or its
         # DeadlineExceededError, comes before the transport gives up.
         self._timeout = None if remaining is None else remaining + GRACE_SECONDS
         self._handled = threading.Event()
         self._incoming = None
+        self._link_seconds = 0.0
         self._call = None
         self._patience = None
         if not alone:
@@ -260,6 +268,7 @@ class _GraphCall:
                 step.abort(err)
                 return
             response, payload = wire.unframe(data, worker_pb2.RunGraphResponse)
+            self._link_seconds = response.link_seconds
             shm.block_pool().give_back(self._worker.channel.peer_pid, response.released)
             self._incoming = wire.Incoming(payload, self._worker.channel.peer_pid,
                                            writable=True, reply=True)
@@ -302,6 +311,10 @@ class _GraphCall:
         self._step.remove_on_abort(self._token)
         if self._patience is not None:
             self._patience.cancel()
+        if self._incoming is not None and self._incoming.nbytes and self._worker.link:
+            # here, not in the reply's callback, which must not wait: the fetched tensors
+            # come in through this task's emulated link before the master sees them
+            self._worker.link.received(self._incoming.nbytes, self._link_seconds)
         if self._incoming is not None and self._incoming.streams and self._step.error is None:
             # here, not in the reply's callback: that thread must not wait on gRPC
             try:
@@ -323,10 +336,11 @@ class _PushStream:
             "RecvTensor", wire.frame(worker_pb2.TensorPush(peer=shm.local_peer())),
             self._acked, self._ended)
 
-    def send(self, step_id, tensors, options):
+    def send(self, step_id, tensors, options, link_seconds):
         if self.error is not None:
             raise self.error
-        push = worker_pb2.TensorPush(step_id=step_id, released=self._worker.released())
+        push = worker_pb2.TensorPush(step_id=step_id, released=self._worker.released(),
+                                     link_seconds=link_seconds)
         out = wire.Outgoing(self._worker.lend_to(options) if self._accept_shared else None,
                             float_type=options.float_type)
         for key, value in tensors:
@@ -347,11 +361,14 @@ class _PushStream:
 
 
 class Peers:
-    """A task's connections to the other tasks of its cluster, made on first use."""
+    """A task's connections to the other tasks of its cluster, made on first use; `link`:
+    the task's emulated link (emulation.Link), which every tensor it sends them goes
+    through; None: none."""
 
-    def __init__(self, addresses, security):
+    def __init__(self, addresses, security, link=None):
         self._addresses = addresses   # task name -> "host:port"
         self._security = security
+        self._link = link
         self._workers = {}
         self._lock = threading.Lock()
 
@@ -361,16 +378,29 @@ class Peers:
             worker = self._workers.get(task)
             if worker is None:
                 worker = self._workers[task] = RemoteWorker(task, self._addresses[task],
-                                                            self._security)
+                                                            self._security, self._link)
             return worker
 
-    def push(self, step_id, tensors, options):
-        """Sends [(device, key, value)] of a step, one batch per task."""
+    def push(self, step_id, tensors, options, on_error):
+        """Sends [(device, key, value)] of a step, one batch per task; never raises: a
+        failure goes to `on_error(error)`. Through an emulated link, a batch goes once its
+        bytes have left."""
         by_task = {}
         for device, key, value in tensors:
             by_task.setdefault(device.rpartition("/device:")[0], []).append((key, value))
         for task, batch in by_task.items():
-            self.worker(task).push(step_id, batch, options)
+            push = functools.partial(self._push, task, step_id, batch, options, on_error)
+            if self._link is None:
+                push(0.0)
+            else:
+                self._link.send(sum(tensor_bytes(value, options.float_type)
+                                    for _, value in batch), push)
+
+    def _push(self, task, step_id, batch, options, on_error, link_seconds):
+        try:
+            self.worker(task).push(step_id, batch, options, link_seconds)
+        except Exception as err:  # a peer that is gone fails the step, never the sender
+            on_error(err)
 
     def close(self):
         """Closes the connection to every task."""

@@ -76,7 +76,11 @@ class WorkerServicer:
         """The RunGraph RPC: runs one step of a registered graph on the fed tensors and replies with
         the fetched ones."""
         shm.block_pool().give_back(context.peer_pid, request.released)
-        feeds = wire.Incoming(payload, context.peer_pid).values(request.send)
+        incoming = wire.Incoming(payload, context.peer_pid)
+        feeds = incoming.values(request.send)
+        link = self._worker.conditions.link
+        if link is not None and feeds:
+            link.received(incoming.nbytes, request.link_seconds)
         stats = StepStatsCollector() if request.trace else None
         step = Step(request.timeout_in_ms, feeds, stats, step_id=request.step_id)
         step.copy_fetches = False  # encoding them copies anyway
@@ -93,6 +97,8 @@ class WorkerServicer:
                             tickets=self._tickets)
         for position, value in step.fetched.items():
             out.add(response.recv.add(), str(position), value)
+        if link is not None and response.recv:
+            response.link_seconds = link.sent(out.nbytes)
         if stats is not None:
             stats.to_proto(response.step_stats)
         if step.sent is not None:
@@ -162,6 +168,9 @@ class _Cancellation:
 
 
 class _PushReceiver:
+    """Takes one peer's stream of pushes; through an emulated link, a push's tensors are
+    delivered once they have come in through it."""
+
     def __init__(self, worker, peer_pid):
         self._worker = worker
         self._peer_pid = peer_pid
@@ -176,13 +185,22 @@ class _PushReceiver:
                 accept_shared=self._peer_pid is not None and shm.can_map(self._peer))))
         shm.block_pool().give_back(self._peer_pid, push.released)
         incoming = wire.Incoming(payload, self._peer_pid)
-        for tensor in push.tensor:
-            self._worker.deliver(push.step_id, tensor.name, incoming.value(tensor))
+        tensors = [(tensor.name, incoming.value(tensor)) for tensor in push.tensor]
+        link = self._worker.conditions.link
+        if link is None or not tensors:
+            self._deliver(push.step_id, tensors)
+        else:
+            link.receive(incoming.nbytes, push.link_seconds,
+                         lambda: self._deliver(push.step_id, tensors))
         back = (wire.released.take((self._peer_pid, self._peer.instance))
                 if self._peer is not None else ())
         if back:
             acks.append(wire.frame(worker_pb2.TensorPushAck(released=back)))
         return acks
+
+    def _deliver(self, step_id, tensors):
+        for key, value in tensors:
+            self._worker.deliver(step_id, key, value)
 
 
 class MasterServicer:

@@ -91,11 +91,13 @@ class Outgoing:
     `receiver`: the pid of the receiving process, as the kernel names it, if it can map
     this process's blocks (else None). `float_type`: a narrower DType for float32
     tensors (the transfer compression of the session's config). `tickets`: large
-    tensors of a reply wait there for the receiver to stream them.
+    tensors of a reply wait there for the receiver to stream them. `nbytes`: the
+    tensors' bytes as on a wire, wherever they go.
     """
 
     def __init__(self, receiver=None, float_type=None, tickets=None):
         self.payloads = []
+        self.nbytes = 0
         self._receiver = receiver
         self._float_type = float_type
         self._tickets = tickets
@@ -115,10 +117,12 @@ class Outgoing:
         wire.shape[:] = array.shape
         if dtype is dtypes.string:
             wire.proto.CopyFrom(tensor_to_proto(array, dtypes.string))
+            self.nbytes += wire.proto.ByteSize()
             return
         if self._float_type is not None and array.dtype == _FLOAT32:
             array = array.astype(self._float_type.as_numpy_dtype)
             wire.wire_dtype = self._float_type.as_datatype_enum
+        self.nbytes += array.nbytes
         if self._receiver is not None and array.nbytes >= shm.nbytes_threshold:
             lease = shm.block_pool().lend(array, self._receiver)
             if lease is not None:
@@ -144,11 +148,13 @@ class Incoming:
     process that sent the message, as the kernel names it (None over gRPC): shared ones
     must be its own blocks. Only a `reply` (to a call of ours) may hold streamed ones:
     zeroed arrays listed in `streams` as (ticket, array), for the caller to fill; a
-    request naming one is refused, since nothing would ever fill it.
+    request naming one is refused, since nothing would ever fill it. `nbytes`: the bytes
+    of the tensors read so far, as on a wire, wherever they came.
     """
 
     def __init__(self, payload, sender=None, writable=False, reply=False):
         self._payload = payload
+        self.nbytes = 0
         self._sender = sender
         self._offset = 0
         self._writable = writable
@@ -173,12 +179,14 @@ class Incoming:
         if location == "proto":
             _dtype(wire.proto.dtype, wire.name, fixed_size=False)
             _shape([dim.size for dim in wire.proto.tensor_shape.dim], wire.name)
+            self.nbytes += wire.proto.ByteSize()
             return proto_to_tensor(wire.proto)
         dtype = _dtype(wire.dtype, wire.name)
         sent = _dtype(wire.wire_dtype, wire.name) if wire.wire_dtype else dtype
         np_dtype = np.dtype(sent.as_numpy_dtype)
         shape = _shape(wire.shape, wire.name)
         nbytes = math.prod(shape) * np_dtype.itemsize  # Python ints: no overflow
+        self.nbytes += nbytes
         if location == "shared":
             if wire.shared.block_size < nbytes:
                 raise InvalidArgumentError(None, None, f"Tensor {wire.name} of {nbytes} bytes "

@@ -10,8 +10,9 @@ class EventWidget:
     """Folds the events of `source` (see `event_streams`) into state on a background
     thread and redraws its ipywidgets view in place, at most 5 times a second and only
     when the drawing changed. Displayed, it is one mimebundle: the live widget, an HTML
-    snapshot, and a text form without addresses, ports or timings (so that saved
-    notebooks compare equal from run to run). `close()` stops watching.
+    snapshot (once the events of the steps that just ended are in), and a text form
+    without addresses, ports or timings (so that saved notebooks compare equal from run
+    to run). `close()` stops watching.
 
     Subclasses set `kinds`, build `self._view` in `_make_view()`, fold events in
     `_apply(event)`, and draw in `_draw()` and `_text()`.
@@ -49,6 +50,7 @@ class EventWidget:
         return self._view.value
 
     def _repr_mimebundle_(self, include=None, exclude=None):
+        self._feed.settle()   # a snapshot that includes the steps that just ended
         data = self._view._repr_mimebundle_()
         data["text/plain"] = repr(self)
         data["text/html"] = self._html()

@@ -5,10 +5,10 @@ import time
 
 from dtfnb.notebook.launcher import LocalCluster
 from dtfnb.notebook.palette import colour, short
-from dtfnb.notebook.state import Tasks
+from dtfnb.notebook.state import Tasks, step_timeline
 from dtfnb.notebook.widgets.base import EventWidget, escape, human_bytes, plural
 
-_ROW, _LANE_GAP, _LABEL_WIDTH, _TIMELINE_WIDTH = 9, 5, 110, 640
+_ROW_HEIGHT, _LANE_GAP, _LABEL_WIDTH, _TIMELINE_WIDTH = 9, 5, 110, 640
 _LIVE = ("starting", "serving", "stopping")
 
 
@@ -23,10 +23,12 @@ class ClusterView(EventWidget):
     graphs run: the RunGraph calls it served, as a ps serves every step's variables; the
     tensor bytes it sent to other tasks), graphs per second and memory, from their
     HealthEvents and, for a LocalCluster, its processes. A stopped task reads "stopped at
-    HH:MM" and shows no rates. Below it, one timeline of the last traced step
-    (`RunOptions(trace_level=FULL_TRACE)`) across every task: a lane per device in its
-    palette colour, and an arrow from each _Send to its _Recv. `to_chrome_trace()`
-    exports the same step for Perfetto or chrome://tracing.
+    HH:MM" and shows no rates; a task with emulated conditions (a slower link, a slow
+    task: see LocalCluster) says them under its name, "emulated: 100 Mbit/s, 2 ms".
+    Below it, one timeline of the last traced step (`RunOptions(trace_level=FULL_TRACE)`)
+    across every task: a lane per device in its palette colour, and an arrow from each
+    _Send to its _Recv. `to_chrome_trace()` exports the same step for Perfetto or
+    chrome://tracing.
 
     `source`: a LocalCluster, a tf.train.Server, a tf.Session or a target.
     """
@@ -58,10 +60,19 @@ class ClusterView(EventWidget):
         lines = [f"{title}: {plural(len(names), 'task')}"]
         if self.cluster is not None:
             lines += [f"  {task.name}: {plural(len(task_devices(self.cluster, task)), 'device')}"
+                      + (f"; emulated: {task.emulated}" if task.emulated else "")
                       for task in self.cluster.tasks]
         else:
             lines += [f"  {name}" for name in names]
         return "\n".join(lines)
+
+    def _emulated(self, name, process):
+        """The task's emulated conditions as it reports them, else as its LocalCluster
+        started it ("" for none)."""
+        health = self.tasks.health.get(name)
+        if health is not None:
+            return health.emulated
+        return process.emulated if process is not None else ""
 
     def _state(self, name, process):
         """(state, whether it is live): a LocalCluster's process says, else the task's
@@ -94,8 +105,11 @@ class ClusterView(EventWidget):
                            human_bytes(health.bytes_sent)]
                 numbers += ([f"{health.steps_per_second:.1f}", human_bytes(health.resident_bytes)]
                             if live else ["", ""])
-            cells = [f'<span style="color:{colour(name)}">&#9632;</span> {escape(name)}',
-                     _state_html(state, live), devices, *numbers]
+            emulated = self._emulated(name, task)
+            label = f'<span style="color:{colour(name)}">&#9632;</span> {escape(name)}' + (
+                f'<br><small style="color:#888">emulated: {escape(emulated)}</small>'
+                if emulated else "")
+            cells = [label, _state_html(state, live), devices, *numbers]
             style = "" if live else ' style="color:#888"'
             rows.append(f"<tr{style}>" + "".join(f"<td>{cell}</td>" for cell in cells)
                         + "</tr>")
@@ -114,10 +128,11 @@ def _state_html(state, live):
     return f'<span style="color:{dot}">&#9679;</span> {escape(state)}'
 
 
-def timeline_svg(timeline):
+def timeline_svg(timeline, row_height=_ROW_HEIGHT):
     """A traced step (a state.Timeline) drawn: a lane per device, with a row for each op
-    that overlaps another; bars in the device's colour; an arrow from each _Send to its
-    _Recv. "" before a traced step."""
+    that overlaps another; bars in the device's colour, named where the name fits (rows of
+    `row_height` 12 or more); an arrow from each _Send to its _Recv. "" before a traced
+    step."""
     if not timeline.lanes:
         return ""
     end = max(bar.end for bars in timeline.lanes.values() for bar in bars) or 1
@@ -128,14 +143,19 @@ def timeline_svg(timeline):
         parts.append(f'<text x="4" y="{y + 10}" font-size="11" fill="{fill}">'
                      f'<title>{escape(device)}</title>{escape(short(device))}</text>')
         for bar in bars:
-            top = y + bar.row * _ROW
-            rows_at[device, bar.row] = top + (_ROW - 1) / 2
+            top = y + bar.row * row_height
+            rows_at[device, bar.row] = top + (row_height - 1) / 2
             parts.append(f'<rect x="{_LABEL_WIDTH + bar.start * scale:.1f}" y="{top}" '
                          f'width="{max((bar.end - bar.start) * scale, 1):.1f}" '
-                         f'height="{_ROW - 1}" fill="{fill}" stroke="#fff" stroke-width="0.5">'
+                         f'height="{row_height - 1}" fill="{fill}" stroke="#fff" '
+                         f'stroke-width="0.5">'
                          f'<title>{escape(bar.name)}: '
                          f'{bar.end - bar.start} us</title></rect>')
-        y += max(1 + max(bar.row for bar in bars), 2) * _ROW + _LANE_GAP
+            if row_height >= 12 and (bar.end - bar.start) * scale > 6.5 * len(bar.name) + 6:
+                parts.append(f'<text x="{_LABEL_WIDTH + bar.start * scale + 3:.1f}" '
+                             f'y="{top + row_height - 4}" font-size="10" fill="#fff">'
+                             f'{escape(bar.name)}</text>')
+        y += max(1 + max(bar.row for bar in bars), 2) * row_height + _LANE_GAP
     for flow in timeline.flows:
         parts.append(
             f'<line x1="{_LABEL_WIDTH + (flow.send.start + flow.send.end) / 2 * scale:.1f}" '
@@ -151,3 +171,23 @@ def timeline_svg(timeline):
             'viewBox="0 0 6 6" refX="6" refY="3" markerWidth="6" markerHeight="6" '
             'orient="auto"><path d="M0,0 L6,3 L0,6 z" fill="#333"/></marker></defs>'
             f'<text x="4" y="12" font-size="11">{escape(title)}</text>{"".join(parts)}</svg>')
+
+
+class StepTimeline:
+    """The timeline of one traced run, drawn as ClusterView draws its last traced step but
+    with ops named on their bars where the names fit: from the RunMetadata of a run with
+    `RunOptions(trace_level=FULL_TRACE)`, of any session, local or on a cluster.
+    Displayed, it is an SVG; its text form counts what it shows, without timings."""
+
+    def __init__(self, run_metadata):
+        self.timeline = step_timeline({stats.device: stats
+                                       for stats in run_metadata.step_stats.dev_stats})
+
+    def _repr_svg_(self):
+        return timeline_svg(self.timeline, row_height=14)
+
+    def __repr__(self):
+        lanes = self.timeline.lanes
+        at_once = max((1 + max(bar.row for bar in bars) for bars in lanes.values()), default=0)
+        return (f"StepTimeline: {plural(sum(map(len, lanes.values())), 'op')} on "
+                f"{plural(len(lanes), 'device')}, at most {at_once} at once on one device")

@@ -111,12 +111,14 @@ class PlacementView(EventWidget):
             handle.update(_shown(bundle), raw=True)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
+        self._feed.settle()   # the step that just ended, not the one before
         with self._lock:
             return _shown(self._draw())
 
     def _ipython_display_(self):
         from IPython.display import display
 
+        self._feed.settle()
         with self._lock:
             bundle = self._draw()
         self._handles.append(display(_shown(bundle), raw=True, display_id=True))

@@ -1,7 +1,12 @@
-"""QueueMonitor: the live fill level of every queue of a cluster."""
+"""QueueMonitor: the live fill level of every queue of a cluster; QueuePlot: their sizes
+over time."""
+
+import base64
+import io
+import time
 
 from dtfnb.notebook import palette
-from dtfnb.notebook.state import Queues
+from dtfnb.notebook.state import QueueLevels, Queues
 from dtfnb.notebook.widgets.base import EventWidget, escape, plural
 
 
@@ -59,3 +64,67 @@ def _row(queue):
             f'<td title="{escape(queue["device"])}">{escape(queue["summary"] or queue["name"])}'
             f"</td><td>{bar}</td><td>{size}</td>"
             f"<td>{'closed' if queue['closed'] else 'open'}</td>{rates}</tr>")
+
+
+class QueuePlot(EventWidget):
+    """Every queue's size over time, from the moment the plot is made: a panel per queue,
+    named as TensorFlow's summary names it, its size as a step line in its device's colour
+    up to its capacity (dashed), and a grey line where it closed. Make it before the
+    pipeline runs; display it then to watch the queues fill and drain, or show it after,
+    drawn from what happened (a matplotlib PNG in HTML that carries its counts).
+
+    `source`: a LocalCluster, a tf.train.Server, a tf.Session or a target (on this
+    machine: the tasks' clocks stamp the events).
+    """
+
+    kinds = ("queue",)
+
+    def __init__(self, source):
+        from matplotlib.figure import Figure
+
+        self.levels = QueueLevels(since=time.time())
+        self.figure = Figure(figsize=(8, 1.8), dpi=80, layout="constrained")
+        super().__init__(source)
+
+    def _apply(self, event):
+        self.levels.apply(event)
+
+    def _names(self):
+        return {key: queue.summary or queue.name for key, queue in self.levels.queues.items()}
+
+    def _text(self):
+        names = sorted(self._names().values())
+        return "\n".join([f"QueuePlot: {plural(len(names), 'queue')} over time"]
+                         + [f"  {name}" for name in names])
+
+    def _draw(self):
+        names = self._names()
+        keys = sorted(names, key=lambda key: (palette.sort_key(key[0]), names[key]))
+        self.figure.clear()
+        self.figure.set_figheight(0.6 + 1.4 * max(len(keys), 1))
+        if not keys:
+            self.figure.text(0.5, 0.5, "No queue has reported yet.", color="#888",
+                             ha="center", va="center")
+        axes = self.figure.subplots(len(keys), 1, sharex=True, squeeze=False)[:, 0] \
+            if keys else []
+        for key, panel in zip(keys, axes):
+            queue, levels = self.levels.queues[key], self.levels.levels[key]
+            panel.step([t for t, _ in levels], [size for _, size in levels], where="post",
+                       color=palette.colour(key[0]), linewidth=1.5)
+            if queue.capacity >= 0:
+                panel.axhline(queue.capacity, color="#888", linestyle="--", linewidth=1)
+            if key in self.levels.closed_at:
+                panel.axvline(self.levels.closed_at[key], color="#999", linewidth=1)
+            panel.set_ylim(0, max(queue.capacity, max(s for _, s in levels), 1) * 1.08)
+            panel.set_title(f"{names[key]} ({palette.short(key[0])})", fontsize=9, loc="left")
+            panel.set_ylabel("size", fontsize=8)
+            panel.tick_params(labelsize=8)
+        if keys:
+            axes[-1].set_xlabel("seconds", fontsize=8)
+        buffer = io.BytesIO()
+        self.figure.savefig(buffer, format="png")
+        png = base64.b64encode(buffer.getvalue()).decode("ascii")
+        points = sum(len(levels) for levels in self.levels.levels.values())
+        return (f'<div class="dtfnb-queue-plot" data-queues="{len(keys)}" '
+                f'data-points="{points}"><img src="data:image/png;base64,{png}" '
+                f'alt="{escape(self._text())}"/></div>')
