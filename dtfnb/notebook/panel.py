@@ -5,8 +5,9 @@ their tasks and what each did, the sessions with their recent runs and the plans
 ran (where each op ran, the tensors that crossed devices), and queue fill levels; what
 stopped, greyed with the time it stopped. `Panel.start()`
 registers the comm target "dtfnb.panel" and opens a comm to the frontend; from then on
-every open comm gets the whole state as a snapshot on "hello" or "refresh", and
-whenever the state changes, at most 5 times a second.
+every open comm gets the whole state as a snapshot on "hello" or "refresh", and a comm
+that has spoken (a panel listens on it) whenever the state changes, at most 5 times a
+second: a kernel that no panel listens to (nbval, a plain Jupyter) sends one snapshot.
 """
 
 import json
@@ -39,6 +40,7 @@ class Panel:
     def __init__(self, shell):
         self._shell = shell
         self._comms = []
+        self._listening = []       # the comms a panel has spoken on
         self._feeds = {}           # key of a source -> Feed
         self._lock = threading.Lock()
         self.stops, self.work = Stops(), Work()
@@ -57,7 +59,6 @@ class Panel:
         self._unwatch_cells = CELLS.watch(self._shell)
         snapshot = self.snapshot()
         self._add(comm.create_comm(target_name=TARGET, data=snapshot))
-        self._send(snapshot)   # also as a message, for a panel that reads only messages
         self._thread = threading.Thread(target=self._send_changes, daemon=True,
                                         name="dtfnb-panel")
         self._thread.start()
@@ -83,12 +84,18 @@ class Panel:
     def _add(self, channel):
         self._comms.append(channel)
         channel.on_msg(lambda message: self._received(channel, message))
-        channel.on_close(lambda _: self._comms.remove(channel) if channel in self._comms
-                         else None)
+        channel.on_close(lambda _: self._drop(channel))
+
+    def _drop(self, channel):
+        for comms in (self._comms, self._listening):
+            if channel in comms:
+                comms.remove(channel)
 
     def _received(self, channel, message):
         data = message["content"]["data"] or {}
         if data.get("type") in ("hello", "refresh"):
+            if channel not in self._listening:
+                self._listening.append(channel)
             self._send(self.snapshot())
         elif data.get("type") == "close":
             # The panel's way to close a comm (the kernel opened one while the panel's hello
@@ -96,15 +103,18 @@ class Panel:
             # deletes at once, and ipykernel would print "Task was destroyed but it is
             # pending!" into the running cell.
             channel.close()
+            self._drop(channel)
 
     def _send(self, snapshot):
         self._sent = json.dumps(snapshot, sort_keys=True)
-        for channel in list(self._comms):
+        for channel in list(self._listening):
             channel.send(snapshot)
 
     def _send_changes(self):
         while not self._stopped.wait(_CHECK_SECONDS):
             self._watch_sources()
+            if not self._listening:
+                continue   # the feeds keep folding; a hello gets it all
             snapshot = self.snapshot()
             if json.dumps(snapshot, sort_keys=True) != self._sent:
                 self._send(snapshot)

@@ -103,8 +103,9 @@ export class KernelLink {
     const snapshot = asSnapshot(data);
     if (snapshot) {
       this._set('attached', snapshot);
-    } else if (data !== null) {
-      // Opened by the kernel without a snapshot: ask for one.
+    }
+    if (data !== null) {
+      // Opened by the kernel: it sends changes only on a comm a panel has spoken on.
       comm.send({ type: 'refresh' });
     }
   }

@@ -186,6 +186,22 @@ def test_the_panel_comm_opened_by_the_frontend(loaded):
         "servers in this kernel", "stopped", [], 1)
 
 
+def test_the_kernels_comm_carries_changes_only_once_a_panel_speaks(loaded):
+    """Without a panel (nbval, a plain Jupyter) nothing is sent after the first snapshot."""
+    kernel, opened = loaded
+    (comm,) = [c for c in opened if c["target_name"] == "dtfnb.panel"]
+    change = "with tf.Graph().as_default(), tf.Session() as quiet:\n    quiet.run(tf.constant(1.0))"
+    messages = kernel.execute(change) + kernel.iopub(1.0)
+    assert _comm_snapshots(messages, comm["comm_id"]) == []
+    refresh = kernel.client.session.msg("comm_msg", {"comm_id": comm["comm_id"],
+                                                     "data": {"type": "refresh"}})
+    kernel.client.shell_channel.send(refresh)
+    (answer,) = _comm_snapshots(kernel.until_idle(refresh["header"]["msg_id"]), comm["comm_id"])
+    assert answer["sessions"]
+    messages = kernel.execute(change) + kernel.iopub(1.0)
+    assert _comm_snapshots(messages, comm["comm_id"])   # now it listens: changes come
+
+
 def test_unload_closes_the_panel_comm_and_load_opens_another(loaded):
     kernel, _ = loaded
     closed = [m for m in kernel.execute("%unload_ext dtfnb") if m["msg_type"] == "comm_close"]
