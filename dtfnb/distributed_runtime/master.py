@@ -265,7 +265,7 @@ class MasterSession:
         for name in order:
             self._add_placed(described.node, self._nodes[name])
         for rendezvous_key, consumers in transfers:
-            src, dst, tensor = rendezvous_key.split(";", 2)
+            src, dst, tensor = rendezvous_key.split(";")[:3]
             described.transfer.add(tensor=tensor, src_device=src, dst_device=dst,
                                    consumers=consumers)
         described.emulated_device.extend(

@@ -4,7 +4,8 @@ Both are pure functions over runtime Nodes. Fed tensors become `_Feed` nodes
 (so the op that produced them does not run unless needed otherwise), fetched
 ones end in `_Fetch` nodes, and every edge between devices becomes a `_Send` on
 the producer's device and a `_Recv` on the consumer's, under the rendezvous key
-"<src device>;<dst device>;<tensor>" ("node:index" of the graph, or "^node").
+"<src device>;<dst device>;<tensor>" ("node:index" of the graph, or "^node"), and
+"...;<tensor>;<reader>" for a variable's ref read by a node on another device.
 
 The nodes a step adds are named as TensorFlow names them, since step stats and
 partition graphs show them. A local session (TensorFlow's DirectSession) feeds and
@@ -18,7 +19,7 @@ names a transfer "<producer>_S<n>".
 
 from dtfnb.base.errors import InvalidArgumentError, UnimplementedError
 from dtfnb.runtime.frames import CONTROL_FLOW_OPS, ENTERS, EXITS, MERGES, NEXT_ITERATIONS
-from dtfnb.runtime.nodes import Node
+from dtfnb.runtime.nodes import Node, is_ref_type
 
 # The ops that `partition` adds to a step's graph: none is an op of the client's graph.
 _STEP_OPS = frozenset(("_Feed", "_Fetch", "_Send", "_Recv"))
@@ -115,8 +116,8 @@ def partition(order, by_name, placement, feeds, fetches, client_device=None):
     def add(device, node):
         parts.setdefault(device, []).append(node)
 
-    def source(src, index, device):
-        """The (node, index) that delivers tensor src:index on `device`."""
+    def source(src, index, device, reader=None):
+        """The (node, index) that delivers tensor src:index on `device` (to `reader`)."""
         key = tensor_key(src, index)
         if key in feeds:
             if key not in feed_nodes:
@@ -131,7 +132,31 @@ def partition(order, by_name, placement, feeds, fetches, client_device=None):
             src_device = placement[src]
         if src_device == device:
             return src, index
+        if (reader is not None and reader.op not in CONTROL_FLOW_OPS
+                and is_ref_type(_output_type(src, index))):
+            return _read(src, index, src_device, device, key, reader)
         return _transfer(src, index, src_device, device, key)
+
+    def _read(src, index, src_device, device, tensor, reader):
+        """A variable's ref read on another device, as TensorFlow's partitioner makes it:
+        a transfer of its own (never shared), sent once the reader's other inputs are
+        ready, so it carries the value the reader would read then: a read_value() under
+        an update's control dependency sees the update. (A control-flow op's ref input,
+        such as cond's Switch of a variable, keeps the shared transfer: its frames carry
+        dead values, and TensorFlow moves that Switch to the variable's device.)"""
+        ready = [s for s, i in reader.inputs if (s, i) != (src, index)
+                 and tensor_key(s, i) not in feeds] + list(reader.control_inputs)
+        number = 2 * len(transfers)
+        transfers[(src, index, device, reader.name, number)] = None   # counts the pair
+        key = f"{src_device};{device};{tensor};{reader.name}"
+        send = Node(transfer_name(src, number), "_Send", [(src, index)],
+                    [control_source(c, src_device) for c in dict.fromkeys(ready)],
+                    attrs={"key": key, "source_node": src, **transfer_attrs})
+        recv = Node(transfer_name(src, number + 1), "_Recv", attrs={"key": key, **transfer_attrs},
+                    output_types=[_output_type(src, index)])
+        add(src_device, send)
+        add(device, recv)
+        return recv.name, 0
 
     def _transfer(src, index, src_device, device, tensor):
         link = (src, index, device)
@@ -170,7 +195,7 @@ def partition(order, by_name, placement, feeds, fetches, client_device=None):
         node = by_name[name]
         device = placement[name]
         add(device, Node(name, node.op,
-                         [source(s, i, device) for s, i in node.inputs],
+                         [source(s, i, device, node) for s, i in node.inputs],
                          [control_source(c, device) for c in node.control_inputs],
                          node.requested_device, node.attrs, node.output_types))
     for position, (name, index) in enumerate(fetches):

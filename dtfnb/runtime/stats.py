@@ -10,8 +10,9 @@ _DIM = tensor_pb2.TensorShapeProto.Dim
 
 def transfer_label(key):
     """The timeline label of both halves of a transfer (its rendezvous key,
-    "src;dst;tensor"): "<tensor> <src device> -> <dst device>"."""
-    src, dst, tensor = key.split(";", 2)
+    "src;dst;tensor", or "src;dst;tensor;reader" for a variable's read on another
+    device): "<tensor> <src device> -> <dst device>"."""
+    src, dst, tensor = key.split(";")[:3]
     return f"{tensor} {src} -> {dst}"
 
 

@@ -7,7 +7,7 @@ import os
 import tempfile
 
 import numpy as np
-from observe import node_defs
+from observe import cluster, node_defs
 
 X = np.array([[1.0, 2.0], [3.0, -1.0], [0.5, 0.25]], np.float32)
 Y = np.array([[1.0], [-2.0], [0.5]], np.float32)
@@ -85,6 +85,25 @@ def global_step_and_count(tf):
         return sess.run(step), step.dtype, step.name, tf.train.global_step(sess, step)
 
 
+def read_value_after_an_update_on_the_ps(tf):
+    """A worker's read_value() of a ps variable under the update's control dependency
+    reads the updated value (TensorFlow's partitioner makes such a ref read wait for
+    the reader's other inputs)."""
+    servers = cluster(tf)
+    with tf.device(tf.train.replica_device_setter(ps_tasks=1,
+                                                  worker_device="/job:worker/task:0")):
+        step = tf.train.get_or_create_global_step()
+        w = tf.Variable(1.0, name="w")
+        train = tf.train.GradientDescentOptimizer(0.1).minimize(tf.square(w),
+                                                                global_step=step)
+        with tf.control_dependencies([train]):
+            after = step.read_value()
+    with tf.Session(servers["worker"][0].target) as sess:
+        sess.run(tf.global_variables_initializer())
+        return [int(sess.run(after)) for _ in range(3)], after.device, round(
+            float(sess.run(w)), 5)
+
+
 def uninitialized_variable(tf):
     v = tf.Variable(1.0, name="v")
     with tf.Session() as sess:
@@ -136,5 +155,6 @@ CASES = {f"train_{name}{'_global_step' if step else ''}": _train(name, step)
               "adagrad"], [False, True])}
 CASES.update({f.__name__: f for f in (
     gradients_of_a_small_network, softmax_cross_entropy,
-    variable_initializer_graph, global_step_and_count, uninitialized_variable,
+    variable_initializer_graph, global_step_and_count, read_value_after_an_update_on_the_ps,
+    uninitialized_variable,
     saver_round_trip, clip_gradients, compute_and_apply_gradients)})
