@@ -22,7 +22,8 @@ a RunGraph that feeds nothing), and a client's feeds and fetches to its master, 
 come from outside the cluster.
 
 A slow task (`x3`, `+20ms`, `pareto:1.5,10ms`) delays the end of every partition it
-runs for a step (RunGraph, from its own master or another's): see `parse_slow`.
+runs for a step (RunGraph, from its own master or another's): see `parse_slow`. The
+delay is a wait of the step (Step.sleep), so its deadline or an abort ends it.
 """
 
 import heapq

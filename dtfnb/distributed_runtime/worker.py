@@ -299,16 +299,17 @@ class _GraphRun:
     pools. `wait()` waits for them all, records what failed in the step, sleeps what a
     `slow` task (emulation.Slowness) adds, then runs `end`."""
 
-    __slots__ = ("_step", "_waits", "_end", "_slow", "_started")
+    __slots__ = ("_step", "_waits", "_end")
 
     def __init__(self, step, executors=(), end=None, slow=None):
         self._step = step
         self._end = end
-        self._slow = slow
-        self._started = time.monotonic()
+        started = time.monotonic()
         waits = [ex.device.blocking_pool.submit(ex.run, step).result for ex in executors[1:]]
         if executors:
             waits.insert(0, executors[0].start(step).wait)
+        if slow is not None:   # the emulated compute, after the real one
+            waits.append(lambda: step.sleep(slow.delay(time.monotonic() - started)))
         self._waits = waits
 
     def wait(self):
@@ -317,7 +318,5 @@ class _GraphRun:
                 wait()
             except Exception as err:  # the step keeps the first error; others follow it
                 self._step.abort(err)
-        if self._slow is not None and self._step.error is None:
-            time.sleep(self._slow.delay(time.monotonic() - self._started))
         if self._end is not None:
             self._end()

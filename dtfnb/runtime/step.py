@@ -214,6 +214,22 @@ class Step:
         finally:
             self.remove_on_abort(token)
 
+    def sleep(self, seconds):
+        """Waits `seconds` (a slow task's emulated compute), unless the step is aborted,
+        asked to stop or reaches its deadline first: then raises as `check` does."""
+        due = time.monotonic() + seconds
+        cond = threading.Condition()
+        with cond:
+            token = self.on_abort(lambda: _notify(cond), on_cancel=True)
+            try:
+                while (left := due - time.monotonic()) > 0:
+                    self.check()
+                    remaining = self.remaining()
+                    cond.wait(left if remaining is None else min(left, remaining))
+                self.check()
+            finally:
+                self.remove_on_abort(token)
+
     # -- tensors between partitions ------------------------------------------------------
 
     @property

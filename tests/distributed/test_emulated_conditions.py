@@ -13,6 +13,7 @@ import pytest
 
 import dtfnb as tf
 from dtfnb.distributed_runtime.transport import monitor
+from dtfnb.runtime.step import GRACE_SECONDS
 from tests.helpers import ROOT, cluster_dict
 
 MEGABIT = 1e6 / 8   # bytes per second of 1 Mbit/s
@@ -125,6 +126,21 @@ def test_slow_tasks_take_at_least_what_their_spec_adds(cluster):
         for _ in range(5):
             took, ops = step_trace(sess, heavy)
             assert took >= 3 * ops
+
+
+def test_a_slow_tasks_delay_ends_at_the_steps_deadline(cluster):
+    """Emulated compute honours the step's deadline, as every blocking wait does."""
+    tasks = cluster({"ps": 1, "worker": 1}, processes=True,
+                    emulate={("worker", 0): dict(slow="+30s")})
+    with tf.device("/job:worker/task:0"):
+        light = tf.constant(1.0) + 1.0
+    with tf.Session(tasks.target("worker", 0)) as sess:
+        start = time.perf_counter()
+        with pytest.raises(tf.errors.DeadlineExceededError):
+            sess.run(light, options=tf.RunOptions(timeout_in_ms=200))
+        # the task failed the step at its deadline, not the client's backstop after its
+        # grace (which is all that ended the wait while the task slept on)
+        assert time.perf_counter() - start < 0.2 + GRACE_SECONDS
 
 
 def test_dtfnb_server_refuses_a_bad_spec_naming_the_problem():
