@@ -30,6 +30,7 @@ import statistics
 import uuid
 
 from dtfnb.notebook.progress import in_notebook, progress
+from dtfnb.notebook.widgets.base import plural
 
 _Z95 = 1.959964   # the normal quantile of a two-sided 95% interval
 
@@ -84,24 +85,18 @@ def compare(configs, repeats=5, warmup=1, seed=42, show_progress=None):
     """
     if not configs:
         raise ValueError("compare() needs at least one configuration")
-    if repeats < 1 or warmup < 0:
-        raise ValueError(f"compare() needs repeats >= 1 and warmup >= 0, got repeats={repeats}, "
-                         f"warmup={warmup}")
     names = list(configs)
-    show = in_notebook() if show_progress is None else show_progress
-    bar = progress(len(names) * (warmup + repeats), "measuring") if show else None
     runs = {name: [] for name in names}
-    for repeat in range(-warmup, repeats):
+
+    def once(repeat, seed, done):
         shift = max(repeat, 0) % len(names)
         for name in names[shift:] + names[:shift]:
-            measures = _checked(name, _run(configs[name], name, seed + max(repeat, 0), repeat,
-                                           repeats))
+            measures = _checked(name, _run(configs[name], name, seed, repeat, repeats))
             if repeat >= 0:
                 runs[name].append(measures)
-            if bar is not None:
-                bar.update(1)
-    if bar is not None:
-        bar.close()
+            done()
+
+    _repeat(once, len(names), "compare()", repeats, warmup, seed, show_progress)
     return Result(runs, repeats, warmup, machine())
 
 
@@ -115,14 +110,10 @@ def compare_together(run, repeats=5, warmup=0, seed=42, show_progress=None):
     configuration. `warmup` runs with `seed` come first and are discarded (none by
     default: what one run measures together shares its warm-up, so time is rarely among it).
     """
-    if repeats < 1 or warmup < 0:
-        raise ValueError(f"compare_together() needs repeats >= 1 and warmup >= 0, got "
-                         f"repeats={repeats}, warmup={warmup}")
-    show = in_notebook() if show_progress is None else show_progress
-    bar = progress(warmup + repeats, "measuring") if show else None
     runs = {}
-    for repeat in range(-warmup, repeats):
-        measured = _run(run, "the run", seed + max(repeat, 0), repeat, repeats)
+
+    def once(repeat, seed, done):
+        measured = _run(run, "the run", seed, repeat, repeats)
         if not isinstance(measured, dict) or not measured:
             raise TypeError(f"The run returned {measured!r}: it returns one dict of measures "
                             "per configuration, {'ensemble': {'accuracy': ...}, ...}")
@@ -132,11 +123,25 @@ def compare_together(run, repeats=5, warmup=0, seed=42, show_progress=None):
         if repeat >= 0:
             for name, measures in measured.items():
                 runs.setdefault(name, []).append(_checked(name, measures))
-        if bar is not None:
-            bar.update(1)
+        done()
+
+    _repeat(once, 1, "compare_together()", repeats, warmup, seed, show_progress)
+    return Result(runs, repeats, warmup, machine())
+
+
+def _repeat(once, calls, caller, repeats, warmup, seed, show_progress):
+    """Calls `once(repeat, seed, done)` for the warm-up runs (repeat < 0, with `seed`) and
+    each repeat r (with `seed + r`), under a progress bar that `done()` moves by one of the
+    `calls` each makes."""
+    if repeats < 1 or warmup < 0:
+        raise ValueError(f"{caller} needs repeats >= 1 and warmup >= 0, got "
+                         f"repeats={repeats}, warmup={warmup}")
+    show = in_notebook() if show_progress is None else show_progress
+    bar = progress(calls * (warmup + repeats), "measuring") if show else None
+    for repeat in range(-warmup, repeats):
+        once(repeat, seed + max(repeat, 0), (lambda: bar.update(1)) if bar else (lambda: None))
     if bar is not None:
         bar.close()
-    return Result(runs, repeats, warmup, machine())
 
 
 def _run(config, name, seed, repeat, repeats):
@@ -233,22 +238,15 @@ class Result:
         n = self.repeats
         if isinstance(first, Proportion):
             low, high = summary.interval
-            figures = f"{summary.median:.3f} (95%: {low:.3f}–{high:.3f}), the median of {n} " \
-                f"repeat{'s' if n != 1 else ''}"
+            figures = f"{_with_interval(summary)}, the median of {plural(n, 'repeat')}"
             if high < value or low > value:
                 return f"**{a}** was {less if high < value else more} than {name} on " \
                     f"{measure}: {figures}."
             return (f"**{a}** cannot be told from {name} on {measure} with {first.trials} "
                     f"examples: {figures}; the 95% interval contains it.")
         values = self.values(a, measure)
-        below, above = sum(v < value for v in values), sum(v > value for v in values)
-        if below == n:
-            verdict = f"{less} than {name} in every one of the {n} repeats"
-        elif above == n:
-            verdict = f"{more} than {name} in every one of the {n} repeats"
-        else:
-            verdict = f"not consistently {less} or {more} than {name} ({less} in {below} " \
-                f"of {n} repeats)"
+        verdict = _verdict(sum(v < value for v in values), sum(v > value for v in values), n,
+                           less, more, name)
         return f"**{a}**'s {measure} was {verdict}: median {summary}."
 
     def _sentence(self, a, b, measure, less, more):
@@ -256,26 +254,16 @@ class Result:
         n = self.repeats
         if isinstance(first, Proportion):
             x, y = self.summary(a, measure), self.summary(b, measure)
-            figures = (f"{x.median:.3f} (95%: {x.interval[0]:.3f}–{x.interval[1]:.3f}) against "
-                       f"{y.median:.3f} (95%: {y.interval[0]:.3f}–{y.interval[1]:.3f}), "
-                       f"medians of {n} repeat{'s' if n != 1 else ''}")
+            figures = (f"{_with_interval(x)} against {_with_interval(y)}, "
+                       f"medians of {plural(n, 'repeat')}")
             if x.interval[0] > y.interval[1] or y.interval[0] > x.interval[1]:
                 return (f"**{a}** was {less if x.median < y.median else more} than **{b}** "
                         f"on {measure}: {figures}.")
             return (f"**{a}** and **{b}** cannot be told apart on {measure} with "
                     f"{first.trials} examples: {figures}; the 95% intervals overlap.")
         ratio = self.ratio(a, b, measure)
-        below = sum(r < 1 for r in ratio.values)
-        above = sum(r > 1 for r in ratio.values)
-        if below == n:
-            verdict = f"{less} than **{b}** in every one of the {n} repeats"
-        elif above == n:
-            verdict = f"{more} than **{b}** in every one of the {n} repeats"
-        elif below == above == 0:
-            verdict = f"the same as **{b}** in every one of the {n} repeats"
-        else:
-            verdict = (f"not consistently {less} or {more} than **{b}** "
-                       f"({less} in {below} of {n} repeats)")
+        verdict = _verdict(sum(r < 1 for r in ratio.values), sum(r > 1 for r in ratio.values),
+                           n, less, more, f"**{b}**")
         return f"**{a}** was {verdict}: its {measure} came to {ratio} of **{b}**'s."
 
     def plot(self, measures=None):
@@ -321,10 +309,8 @@ class Result:
                            f"{', '.join(map(repr, self.runs[name][0]))}")
 
     def _header(self):
-        warm = f" after {self.warmup} warm-up run{'s' if self.warmup != 1 else ''}" \
-            if self.warmup else ""
-        return (f"{self.repeats} repeat{'s' if self.repeats != 1 else ''}{warm}, on "
-                f"{self.machine}: median [min–max]")
+        warm = f" after {plural(self.warmup, 'warm-up run')}" if self.warmup else ""
+        return f"{plural(self.repeats, 'repeat')}{warm}, on {self.machine}: median [min–max]"
 
     def _cells(self):
         return [[name] + [str(self.summary(name, m)) if m in self.runs[name][0] else ""
@@ -403,6 +389,23 @@ class Conclusion:
                                    claim["less"], claim["more"])
         return result._sentence(claim["a"], claim["b"], claim["measure"], claim["less"],
                                 claim["more"])
+
+
+def _verdict(below, above, n, less, more, other):
+    """How n repeats, `below` of them under `other` and `above` over it, compare with it."""
+    if below == n:
+        return f"{less} than {other} in every one of the {n} repeats"
+    if above == n:
+        return f"{more} than {other} in every one of the {n} repeats"
+    if below == above == 0:
+        return f"the same as {other} in every one of the {n} repeats"
+    return f"not consistently {less} or {more} than {other} ({less} in {below} of {n} repeats)"
+
+
+def _with_interval(summary):
+    """A Proportion's median with its 95% interval: "0.947 (95%: 0.915–0.967)"."""
+    low, high = summary.interval
+    return f"{summary.median:.3f} (95%: {low:.3f}–{high:.3f})"
 
 
 def _value(measure):
