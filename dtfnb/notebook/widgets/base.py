@@ -1,6 +1,8 @@
 """EventWidget: a widget fed by a task's monitor stream, shown as one mimebundle."""
 
+import base64
 import html
+import io
 import threading
 
 from dtfnb.notebook.stream import Feed, event_streams
@@ -76,6 +78,14 @@ class EventWidget:
 def plural(n, noun):
     """"1 node", "3 nodes"."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def figure_img(figure, alt):
+    """A matplotlib figure as an HTML <img> of its PNG, inline, with `alt` text."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    png = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return f'<img src="data:image/png;base64,{png}" alt="{escape(alt)}"/>'
 
 
 def escape(text):

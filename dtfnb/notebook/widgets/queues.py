@@ -1,13 +1,11 @@
 """QueueMonitor: the live fill level of every queue of a cluster; QueuePlot: their sizes
 over time."""
 
-import base64
-import io
 import time
 
 from dtfnb.notebook import palette
 from dtfnb.notebook.state import QueueLevels, Queues
-from dtfnb.notebook.widgets.base import EventWidget, escape, plural
+from dtfnb.notebook.widgets.base import EventWidget, escape, figure_img, plural
 
 
 class QueueMonitor(EventWidget):
@@ -121,10 +119,6 @@ class QueuePlot(EventWidget):
             panel.tick_params(labelsize=8)
         if keys:
             axes[-1].set_xlabel("seconds", fontsize=8)
-        buffer = io.BytesIO()
-        self.figure.savefig(buffer, format="png")
-        png = base64.b64encode(buffer.getvalue()).decode("ascii")
         points = sum(len(levels) for levels in self.levels.levels.values())
         return (f'<div class="dtfnb-queue-plot" data-queues="{len(keys)}" '
-                f'data-points="{points}"><img src="data:image/png;base64,{png}" '
-                f'alt="{escape(self._text())}"/></div>')
+                f'data-points="{points}">{figure_img(self.figure, self._text())}</div>')

@@ -1,12 +1,9 @@
 """StalenessPlot: per worker, how stale its gradients were, its loss by global step, and the
 gradients a SyncReplicasOptimizer dropped, redrawn while training runs."""
 
-import base64
-import io
-
 from dtfnb.notebook.palette import colour, short
 from dtfnb.notebook.state import Staleness
-from dtfnb.notebook.widgets.base import EventWidget
+from dtfnb.notebook.widgets.base import EventWidget, figure_img
 
 
 class StalenessPlot(EventWidget):
@@ -74,11 +71,8 @@ class StalenessPlot(EventWidget):
         if workers:
             self.figure.legend(handles=[Patch(color=colour(w), label=short(w)) for w in workers],
                                loc="outside right upper", fontsize=8)
-        buffer = io.BytesIO()
-        self.figure.savefig(buffer, format="png")
-        png = base64.b64encode(buffer.getvalue()).decode("ascii")
         # The counts ride along as attributes, so a page (or a test) can read what is drawn.
         points = sum(len(self.staleness.points[w]) for w in workers)
         return (f'<div class="dtfnb-staleness" data-workers="{len(workers)}" '
                 f'data-points="{points}" data-dropped="{sum(self.staleness.dropped.values())}">'
-                f'<img src="data:image/png;base64,{png}" alt="{self._text()}"/></div>')
+                f'{figure_img(self.figure, self._text())}</div>')
