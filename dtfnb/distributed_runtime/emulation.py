@@ -159,17 +159,20 @@ def _duration_text(seconds):
     return f"{seconds * 1e6:g} us"
 
 
+def describe(link=None, slow=None):
+    """Spec strings said as views show them: "100 Mbit/s, 2 ms · +20 ms/step"; "" for none."""
+    specs = (parse_link(link) if link else None, parse_slow(slow) if slow else None)
+    return " · ".join(spec.describe() for spec in specs if spec is not None)
+
+
 class Conditions:
     """One task's emulated conditions, from spec strings: its `link` (a Link, or None)
     and its `slow`ness (a Slowness, or None); `description` says them, "" for none."""
 
     def __init__(self, task="", link=None, slow=None):
-        link_spec = parse_link(link) if link else None
-        slow_spec = parse_slow(slow) if slow else None
-        self.link = Link(link_spec) if link_spec else None
-        self.slow = Slowness(slow_spec, task) if slow_spec else None
-        self.description = " · ".join(spec.describe() for spec in (link_spec, slow_spec)
-                                      if spec is not None)
+        self.link = Link(parse_link(link)) if link else None
+        self.slow = Slowness(parse_slow(slow), task) if slow else None
+        self.description = describe(link, slow)
 
     def close(self):
         """Drops what the link still holds (the task stops)."""

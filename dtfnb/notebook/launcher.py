@@ -26,7 +26,7 @@ import time
 
 from dtfnb.base.errors import DeadlineExceededError, UnavailableError
 from dtfnb.distributed_runtime.cluster import ClusterSpec, local_addresses
-from dtfnb.distributed_runtime.emulation import Conditions, task_conditions
+from dtfnb.distributed_runtime.emulation import describe, task_conditions
 from dtfnb.notebook.forkserver import fork_server
 from dtfnb.notebook.progress import in_notebook, progress
 
@@ -49,7 +49,7 @@ class Task:
     def __init__(self, job, index, address, link=None, slow=None):
         self.job, self.index, self.address = job, index, address
         self.link, self.slow = link, slow
-        self.emulated = Conditions(link=link, slow=slow).description
+        self.emulated = describe(link, slow)
         self.process = None
         self._reader = None
         self.log = collections.deque(maxlen=_LOG_LINES)
