@@ -17,6 +17,8 @@ client-terminated transfers, "_recv_<node>_<output>" and "_send_<node>_<output>"
 names a transfer "<producer>_S<n>".
 """
 
+import itertools
+
 from dtfnb.base.errors import InvalidArgumentError, UnimplementedError
 from dtfnb.runtime.frames import CONTROL_FLOW_OPS, ENTERS, EXITS, MERGES, NEXT_ITERATIONS
 from dtfnb.runtime.nodes import Node, is_ref_type
@@ -107,6 +109,7 @@ def partition(order, by_name, placement, feeds, fetches, client_device=None):
         transfer_name = "{}/_{}".format
         client_attrs = {}
     feed_nodes, feed_by_name, transfers = {}, {}, {}
+    pairs = itertools.count(0, 2)   # a transfer's _Send is named with n, its _Recv n + 1
     # With control flow a transfer may carry a dead value: its receiver must expect one.
     dead_ok = any(by_name[name].op in CONTROL_FLOW_OPS for name in order)
     if dead_ok:
@@ -146,8 +149,7 @@ def partition(order, by_name, placement, feeds, fetches, client_device=None):
         dead values, and TensorFlow moves that Switch to the variable's device.)"""
         ready = [s for s, i in reader.inputs if (s, i) != (src, index)
                  and tensor_key(s, i) not in feeds] + list(reader.control_inputs)
-        number = 2 * len(transfers)
-        transfers[(src, index, device, reader.name, number)] = None   # counts the pair
+        number = next(pairs)
         key = f"{src_device};{device};{tensor};{reader.name}"
         send = Node(transfer_name(src, number), "_Send", [(src, index)],
                     [control_source(c, src_device) for c in dict.fromkeys(ready)],
@@ -164,9 +166,10 @@ def partition(order, by_name, placement, feeds, fetches, client_device=None):
             # keyed by the graph's tensor (the fed one, not its _Feed), as views name it
             key = f"{src_device};{device};{tensor}"
             dtype = _output_type(src, index)
-            send = Node(transfer_name(src, 2 * len(transfers)), "_Send", [(src, index)],
+            number = next(pairs)
+            send = Node(transfer_name(src, number), "_Send", [(src, index)],
                         attrs={"key": key, "source_node": src, **transfer_attrs})
-            recv = Node(transfer_name(src, 2 * len(transfers) + 1), "_Recv",
+            recv = Node(transfer_name(src, number + 1), "_Recv",
                         attrs={"key": key, **transfer_attrs}, output_types=[dtype])
             add(src_device, send)
             add(device, recv)
@@ -182,10 +185,11 @@ def partition(order, by_name, placement, feeds, fetches, client_device=None):
         link = (src, None, device)
         if link not in transfers:
             key = f"{placement[src]};{device};^{src}"
-            add(placement[src], Node(transfer_name(src, 2 * len(transfers)), "_Send",
+            number = next(pairs)
+            add(placement[src], Node(transfer_name(src, number), "_Send",
                                      control_inputs=[src],
                                      attrs={"key": key, **transfer_attrs}))
-            recv = Node(transfer_name(src, 2 * len(transfers) + 1), "_Recv",
+            recv = Node(transfer_name(src, number + 1), "_Recv",
                         attrs={"key": key, **transfer_attrs})
             add(device, recv)
             transfers[link] = recv.name
