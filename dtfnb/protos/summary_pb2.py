@@ -22,17 +22,34 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from dtfnb.protos import tensor_pb2 as dtfnb_dot_protos_dot_tensor__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x64tfnb/protos/summary.proto\x12\x05\x64tfnb\"e\n\x07Summary\x12#\n\x05value\x18\x01 \x03(\x0b\x32\x14.dtfnb.Summary.Value\x1a\x35\n\x05Value\x12\x0b\n\x03tag\x18\x01 \x01(\t\x12\x16\n\x0csimple_value\x18\x02 \x01(\x02H\x00\x42\x07\n\x05valueb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x64tfnb/protos/summary.proto\x12\x05\x64tfnb\x1a\x19\x64tfnb/protos/tensor.proto\"\x87\x01\n\x0eHistogramProto\x12\x0b\n\x03min\x18\x01 \x01(\x01\x12\x0b\n\x03max\x18\x02 \x01(\x01\x12\x0b\n\x03num\x18\x03 \x01(\x01\x12\x0b\n\x03sum\x18\x04 \x01(\x01\x12\x13\n\x0bsum_squares\x18\x05 \x01(\x01\x12\x18\n\x0c\x62ucket_limit\x18\x06 \x03(\x01\x42\x02\x10\x01\x12\x12\n\x06\x62ucket\x18\x07 \x03(\x01\x42\x02\x10\x01\"\'\n\x12SummaryDescription\x12\x11\n\ttype_hint\x18\x01 \x01(\t\"\xb0\x01\n\x0fSummaryMetadata\x12\x36\n\x0bplugin_data\x18\x01 \x01(\x0b\x32!.dtfnb.SummaryMetadata.PluginData\x12\x14\n\x0c\x64isplay_name\x18\x02 \x01(\t\x12\x1b\n\x13summary_description\x18\x03 \x01(\t\x1a\x32\n\nPluginData\x12\x13\n\x0bplugin_name\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\x0c\"\x98\x04\n\x07Summary\x12#\n\x05value\x18\x01 \x03(\x0b\x32\x14.dtfnb.Summary.Value\x1aX\n\x05Image\x12\x0e\n\x06height\x18\x01 \x01(\x05\x12\r\n\x05width\x18\x02 \x01(\x05\x12\x12\n\ncolorspace\x18\x03 \x01(\x05\x12\x1c\n\x14\x65ncoded_image_string\x18\x04 \x01(\x0c\x1a}\n\x05\x41udio\x12\x13\n\x0bsample_rate\x18\x01 \x01(\x02\x12\x14\n\x0cnum_channels\x18\x02 \x01(\x03\x12\x15\n\rlength_frames\x18\x03 \x01(\x03\x12\x1c\n\x14\x65ncoded_audio_string\x18\x04 \x01(\x0c\x12\x14\n\x0c\x63ontent_type\x18\x05 \x01(\t\x1a\x8e\x02\n\x05Value\x12\x11\n\tnode_name\x18\x07 \x01(\t\x12\x0b\n\x03tag\x18\x01 \x01(\t\x12(\n\x08metadata\x18\t \x01(\x0b\x32\x16.dtfnb.SummaryMetadata\x12\x16\n\x0csimple_value\x18\x02 \x01(\x02H\x00\x12%\n\x05image\x18\x04 \x01(\x0b\x32\x14.dtfnb.Summary.ImageH\x00\x12&\n\x05histo\x18\x05 \x01(\x0b\x32\x15.dtfnb.HistogramProtoH\x00\x12%\n\x05\x61udio\x18\x06 \x01(\x0b\x32\x14.dtfnb.Summary.AudioH\x00\x12$\n\x06tensor\x18\x08 \x01(\x0b\x32\x12.dtfnb.TensorProtoH\x00\x42\x07\n\x05valueb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'dtfnb.protos.summary_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SUMMARY']._serialized_start=37
-  _globals['_SUMMARY']._serialized_end=138
-  _globals['_SUMMARY_VALUE']._serialized_start=85
-  _globals['_SUMMARY_VALUE']._serialized_end=138
+  _globals['_HISTOGRAMPROTO'].fields_by_name['bucket_limit']._loaded_options = None
+  _globals['_HISTOGRAMPROTO'].fields_by_name['bucket_limit']._serialized_options = b'\020\001'
+  _globals['_HISTOGRAMPROTO'].fields_by_name['bucket']._loaded_options = None
+  _globals['_HISTOGRAMPROTO'].fields_by_name['bucket']._serialized_options = b'\020\001'
+  _globals['_HISTOGRAMPROTO']._serialized_start=65
+  _globals['_HISTOGRAMPROTO']._serialized_end=200
+  _globals['_SUMMARYDESCRIPTION']._serialized_start=202
+  _globals['_SUMMARYDESCRIPTION']._serialized_end=241
+  _globals['_SUMMARYMETADATA']._serialized_start=244
+  _globals['_SUMMARYMETADATA']._serialized_end=420
+  _globals['_SUMMARYMETADATA_PLUGINDATA']._serialized_start=370
+  _globals['_SUMMARYMETADATA_PLUGINDATA']._serialized_end=420
+  _globals['_SUMMARY']._serialized_start=423
+  _globals['_SUMMARY']._serialized_end=959
+  _globals['_SUMMARY_IMAGE']._serialized_start=471
+  _globals['_SUMMARY_IMAGE']._serialized_end=559
+  _globals['_SUMMARY_AUDIO']._serialized_start=561
+  _globals['_SUMMARY_AUDIO']._serialized_end=686
+  _globals['_SUMMARY_VALUE']._serialized_start=689
+  _globals['_SUMMARY_VALUE']._serialized_end=959
 # @@protoc_insertion_point(module_scope)
