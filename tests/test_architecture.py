@@ -39,7 +39,13 @@ LAYERS = {
         "optimizers, SyncReplicasOptimizer, Coordinator, QueueRunner, input producers and "
         "batching, replica_device_setter, Saver, MonitoredTrainingSession: client code over "
         "ops and shared resources (it reads ClusterSpec from distributed_runtime)",
-        {"base", "framework", "ops", "client", "distributed_runtime", "train", "protos"}),
+        {"base", "framework", "ops", "client", "distributed_runtime", "summary", "train",
+         "protos"}),
+    "summary": (
+        "tf.summary: its ops re-exported, and FileWriter, which writes event files that "
+        "TensorBoard reads (TFRecord framing from resources), graphs with the devices their "
+        "session placed them on",
+        {"base", "framework", "ops", "resources", "summary", "protos"}),
     "client": (
         "Session(target), InteractiveSession, fetch and feed structures; it reaches a master "
         "through one function of distributed_runtime, `targets.connect`",
