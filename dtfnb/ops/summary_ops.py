@@ -1,7 +1,9 @@
-"""Summary ops: `tf.summary.scalar` builds a ScalarSummary, a serialized `Summary`
-protobuf (string scalar) collected in GraphKeys.SUMMARIES, as TensorFlow 1's does."""
+"""Summary ops (TensorFlow 1's `tf.summary`): each builds an op whose output is a serialized
+`Summary` protobuf (a string scalar), tagged with its scope's name and collected in
+GraphKeys.SUMMARIES. Kernels in kernels/summary.py."""
 
 import re
+from contextlib import contextmanager
 
 from dtfnb.base import dtypes
 from dtfnb.base.shapes import scalar as scalar_shape
@@ -9,11 +11,15 @@ from dtfnb.framework import api
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.graph_keys import GraphKeys
 from dtfnb.framework.registry import NotDifferentiable, define_op
-from dtfnb.ops.building import make_tensor
+from dtfnb.ops.building import check_type, is_tensor, make_tensor, op_scope
 
-define_op("ScalarSummary", lambda op: [scalar_shape()])
-NotDifferentiable("ScalarSummary")
+for _op_type in ("ScalarSummary", "HistogramSummary"):
+    define_op(_op_type, lambda op: [scalar_shape()])
+    NotDifferentiable(_op_type)
 
+_REAL_TYPES = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.uint8, dtypes.int16,
+               dtypes.int8, dtypes.int64, dtypes.bfloat16, dtypes.uint16, dtypes.float16,
+               dtypes.uint32, dtypes.uint64)
 _INVALID_TAG_CHARACTERS = re.compile(r"[^-/\w\.]")
 
 
@@ -21,22 +27,56 @@ def _clean_tag(name):
     return None if name is None else _INVALID_TAG_CHARACTERS.sub("_", name).lstrip("/")
 
 
-def scalar_summary(tags, values, name=None):
-    """The raw op: one `Summary.Value` per element of `tags` and `values` (same shape)."""
-    tags = convert_to_tensor(tags, dtypes.string, name="tags")
-    values = convert_to_tensor(values, name="values")
-    return make_tensor("ScalarSummary", [tags, values], dtypes.string, name=name or "ScalarSummary",
-                       attrs={"T": values.dtype.base_dtype})
+@contextmanager
+def _summary_scope(name, family, values, default_name=None):
+    """The name scope a summary op is built in, and its tag: the scope's name, prefixed by
+    the family when there is one (`family/outer/family/name`), so that TensorBoard shows
+    it in the family's tab."""
+    name, family = _clean_tag(name), _clean_tag(family)
+    with api.name_scope(name if family is None else f"{family}/{name}", default_name,
+                        values) as scope:
+        yield scope.rstrip("/") if family is None else f"{family}/{scope.rstrip('/')}", scope
+
+
+def _collect(summary, collections, default=(GraphKeys.SUMMARIES,)):
+    for key in (collections if collections is not None else default):
+        api.add_to_collection(key, summary)
+    return summary
+
+
+def _summary_op(op_type, scope, inputs, **attrs):
+    """The op, in its summary's scope: each of `inputs` ({name: (value, type)}) converted
+    there under its name, in order, as TensorFlow's op wrappers do. `type` is the input's
+    DType, or the types allowed for the input whose type is the op's attr T (None: any)."""
+    with op_scope(op_type, scope, *(value for value, _ in inputs.values())) as scope:
+        tensors = []
+        for name, (value, dtype) in inputs.items():
+            if isinstance(dtype, dtypes.DType):
+                if is_tensor(value) and value.dtype.base_dtype != dtype:
+                    raise TypeError(f"Input '{name}' of '{op_type}' Op has type "
+                                    f"{value.dtype.base_dtype.name} that does not match "
+                                    f"expected type of {dtype.name}.")
+                tensors.append(convert_to_tensor(value, dtype, name=name))
+            else:
+                tensors.append(convert_to_tensor(value, name=name))
+                attrs["T"] = tensors[-1].dtype.base_dtype if dtype is None else \
+                    check_type(tensors[-1].dtype, dtype, name)
+        return make_tensor(op_type, tensors, dtypes.string, name=scope, attrs=attrs)
 
 
 def scalar(name, tensor, collections=None, family=None):
     """A summary of one real number, tagged with its scope's name (`family/scope` when a
     family is given), added to `collections` (default: [GraphKeys.SUMMARIES])."""
-    name, family = _clean_tag(name), _clean_tag(family)
-    with api.name_scope(name if family is None else f"{family}/{name}", None,
-                        [tensor]) as scope:
-        tag = scope.rstrip("/") if family is None else f"{family}/{scope.rstrip('/')}"
-        summary = scalar_summary(tag, tensor, name=scope)
-    for key in (collections if collections is not None else [GraphKeys.SUMMARIES]):
-        api.add_to_collection(key, summary)
-    return summary
+    with _summary_scope(name, family, [tensor]) as (tag, scope):
+        summary = _summary_op("ScalarSummary", scope, {"tags": (tag, dtypes.string),
+                                                        "values": (tensor, _REAL_TYPES)})
+    return _collect(summary, collections)
+
+
+def histogram(name, values, collections=None, family=None):
+    """A histogram of a real tensor's values in TensorFlow's default buckets (edges growing
+    by 10% from 1e-12 to 1e20, both signs); running it fails on a NaN or infinity."""
+    with _summary_scope(name, family, [values], "HistogramSummary") as (tag, scope):
+        summary = _summary_op("HistogramSummary", scope, {"tag": (tag, dtypes.string),
+                                                           "values": (values, _REAL_TYPES)})
+    return _collect(summary, collections)

@@ -1,0 +1,95 @@
+"""tf.summary's ops: the graphs they build (names, tags, types, attrs, collections), the
+Summary each one's run serializes (`summary_values`: histograms to the bit, images as
+decoded pixels, audio as WAV header and samples, tensors as their protos), and errors.
+
+Values that a kernel must check come from placeholders, so that no graph rewrite of
+TensorFlow's can compute them before the run."""
+
+import numpy as np
+from observe import node_defs, outcome, run, summary_values
+
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+def _summarized(tf, summary, feed_dict=None):
+    """The summary op's graph and collections, and what its run serialized."""
+    graph = tf.get_default_graph()
+    return (node_defs(graph), [t.name for t in tf.get_collection(tf.GraphKeys.SUMMARIES)],
+            summary_values(tf, run(tf, summary, feed_dict)))
+
+
+def _fed(tf, summarize, values):
+    """summarize(placeholder) run with `values` fed, or the error the run raised."""
+    values = np.asarray(values)
+    x = tf.placeholder(tf.as_dtype(values.dtype), values.shape, name="x")
+    summary = summarize(x)
+    return outcome(lambda: summary_values(tf, run(tf, summary, {x: values})))
+
+
+_RANDOM = np.random.RandomState(7)
+
+# -- scalar ------------------------------------------------------------------------------
+
+
+@case
+def scalar_graph(tf):
+    with tf.name_scope("outer"):
+        loss = tf.summary.scalar("loss", tf.constant(2.5))
+    tf.summary.scalar("accuracy 1:", tf.constant(3, tf.int64), family="eval")
+    tf.summary.scalar("loss", 4, collections=["mine"])
+    return _summarized(tf, loss), [t.name for t in tf.get_collection("mine")]
+
+
+@case
+def scalar_not_a_scalar(tf):
+    return _fed(tf, lambda x: tf.summary.scalar("s", x), [1.0, 2.0])
+
+
+@case
+def scalar_of_strings(tf):
+    return outcome(tf.summary.scalar, "s", tf.constant("a"))
+
+
+# -- histogram ---------------------------------------------------------------------------
+
+_HISTOGRAM_VALUES = {
+    "few": np.array([[1.0, 2.0], [3.0, -4.0]], np.float32),
+    "zeros_and_repeats": np.array([0.0, 0.0, -0.0, 1e-13, 5.0, 5.0, 5.0, -1e-13], np.float64),
+    "normal": _RANDOM.normal(3.0, 10.0, 1000).astype(np.float32),
+    "wide": np.array([1e-15, 1e-12, 1.1e-12, 1e19, 1e21, -1e30, 1e300], np.float64),
+    "int32": np.array([3, -7, 0, 12, 12], np.int32),
+    "uint8": np.array([0, 255, 3], np.uint8),
+    "int64": np.array([2 ** 40, -(2 ** 53) - 1], np.int64),
+    "float16": np.array([0.1, 65504.0, -3.0], np.float16),
+    "empty": np.zeros([0, 3], np.float32),
+    "nan": np.array([1.0, np.nan, np.inf], np.float32),
+    "inf": np.array([1.0, -np.inf, np.nan], np.float64),
+}
+
+
+def _histogram_case(values):
+    return lambda tf: _fed(tf, lambda x: tf.summary.histogram("h", x), values)
+
+
+for _name, _values in _HISTOGRAM_VALUES.items():
+    CASES[f"histogram_{_name}"] = _histogram_case(_values)
+
+
+@case
+def histogram_graph(tf):
+    with tf.name_scope("layer"):
+        weights = tf.summary.histogram("weights", tf.constant([1.0, 2.0]))
+    tf.summary.histogram("biases", [1, 2], family="params", collections=["mine", "other"])
+    tf.summary.histogram(None, tf.constant([1.0]))
+    return (_summarized(tf, weights), [t.name for t in tf.get_collection("mine")],
+            [t.name for t in tf.get_collection("other")])
+
+
+@case
+def histogram_of_strings(tf):
+    return outcome(tf.summary.histogram, "h", tf.constant(["a"]))
