@@ -1,6 +1,9 @@
-"""Summary kernels: each serializes a `Summary` protobuf, on CPU as in TensorFlow."""
+"""Summary kernels: each serializes a `Summary` protobuf, on CPU as in TensorFlow. Images
+are encoded as PNG here, with zlib and struct only."""
 
+import struct
 import sys
+import zlib
 
 import numpy as np
 
@@ -19,6 +22,12 @@ def _serialized(values):
 
 def _invalid(message):
     return InvalidArgumentError(None, None, message)
+
+
+def _numbered_tags(tag, kind, count, max_outputs):
+    """`tag/kind/<i>` for each of `count` outputs, or `tag/kind` when at most one was asked
+    for: the form follows `max_outputs`, not how many there are."""
+    return [f"{tag}/{kind}/{i}" if max_outputs > 1 else f"{tag}/{kind}" for i in range(count)]
 
 
 @register_kernel("ScalarSummary", device="CPU")
@@ -75,3 +84,71 @@ def _histogram_summary(ctx, step, tag, values):
         raise _invalid(f"Nan in summary histogram for: {ctx.name}" if np.isnan(nonfinite[0])
                        else f"Infinity in Histogram for: {ctx.name}")
     return _serialized([Summary.Value(tag=tag.item().decode(), histo=_histogram(values))])
+
+
+# -- images -------------------------------------------------------------------------------
+
+_PNG_COLOR_TYPES = {1: 0, 2: 4, 3: 2, 4: 6}  # channels: grey, grey+alpha, RGB, RGBA
+_ZERO = np.float32(1e-6)  # a range below this scales to one colour
+
+
+def _png(pixels):
+    """A PNG of 8-bit `pixels` [height, width, channels]: rows unfiltered, deflated by
+    zlib at its default level, as TensorFlow asks of libpng."""
+    height, width, channels = pixels.shape
+    rows = np.concatenate([np.zeros([height, 1], np.uint8),  # each row's filter: none
+                           pixels.reshape(height, width * channels)], axis=1)
+
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data)))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, _PNG_COLOR_TYPES[channels], 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
+            + chunk(b"IDAT", zlib.compress(rows.tobytes())) + chunk(b"IEND", b""))
+
+
+def _uint8_image(image, bad_color):
+    """A float image [height, width, channels] scaled into uint8 as TensorFlow scales it:
+    the range of its finite pixels (min and max in float32) picks scale and offset, the
+    arithmetic is in the image's own type and truncates, and pixels with a non-finite
+    channel take `bad_color`."""
+    finite = np.isfinite(image).all(axis=-1)
+    with np.errstate(over="ignore"):
+        seen = image[finite].astype(np.float32)
+    low = seen.min() if seen.size else np.float32(np.inf)
+    high = seen.max() if seen.size else np.float32(-np.inf)
+    if low < 0:
+        largest = max(abs(low), abs(high))
+        scale = np.float32(0.0) if largest < _ZERO else np.float32(127.0) / largest
+        offset = 128.0
+    else:
+        scale = np.float32(0.0) if high < _ZERO else np.float32(255.0) / high
+        offset = 0.0
+    kind = image.dtype.type
+    with np.errstate(invalid="ignore"):
+        pixels = (image * kind(scale) + kind(offset)).astype(np.uint8)
+    pixels[~finite] = bad_color[:image.shape[-1]]
+    return pixels
+
+
+@register_kernel("ImageSummary", device="CPU")
+def _image_summary(ctx, step, tag, tensor):
+    if tensor.ndim != 4 or tensor.shape[3] not in (1, 3, 4):
+        raise _invalid(f"Tensor must be 4-D with last dim 1, 3, or 4, not {_dims(tensor.shape)}")
+    batch, height, width, depth = tensor.shape
+    if height * width == 0:
+        raise _invalid(f"input tensor must have non-zero dims. Found: [{batch}, {height}, "
+                       f"{width}, {depth}].")
+    bad_color = ctx.attrs["bad_color"]
+    if tensor.dtype != np.uint8 and bad_color.size < depth:
+        raise _invalid(f"expected depth <= bad_color.size, got depth = {depth}, "
+                       f"bad_color.size = {bad_color.size}")
+    max_images = ctx.attrs["max_images"]
+    values = []
+    for i, image_tag in enumerate(_numbered_tags(tag.item().decode(), "image",
+                                                 min(max_images, batch), max_images)):
+        pixels = tensor[i] if tensor.dtype == np.uint8 else _uint8_image(tensor[i], bad_color)
+        values.append(Summary.Value(tag=image_tag, image=Summary.Image(
+            height=height, width=width, colorspace=depth, encoded_image_string=_png(pixels))))
+    return _serialized(values)

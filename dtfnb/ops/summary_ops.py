@@ -5,6 +5,8 @@ GraphKeys.SUMMARIES. Kernels in kernels/summary.py."""
 import re
 from contextlib import contextmanager
 
+import numpy as np
+
 from dtfnb.base import dtypes
 from dtfnb.base.shapes import scalar as scalar_shape
 from dtfnb.framework import api
@@ -13,13 +15,15 @@ from dtfnb.framework.graph_keys import GraphKeys
 from dtfnb.framework.registry import NotDifferentiable, define_op
 from dtfnb.ops.building import check_type, is_tensor, make_tensor, op_scope
 
-for _op_type in ("ScalarSummary", "HistogramSummary"):
+for _op_type in ("ScalarSummary", "HistogramSummary", "ImageSummary"):
     define_op(_op_type, lambda op: [scalar_shape()])
     NotDifferentiable(_op_type)
 
 _REAL_TYPES = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.uint8, dtypes.int16,
                dtypes.int8, dtypes.int64, dtypes.bfloat16, dtypes.uint16, dtypes.float16,
                dtypes.uint32, dtypes.uint64)
+_IMAGE_TYPES = (dtypes.uint8, dtypes.float32, dtypes.float16, dtypes.float64)
+_BAD_COLOR = np.array([255, 0, 0, 255], np.uint8)  # opaque red: ImageSummary's default
 _INVALID_TAG_CHARACTERS = re.compile(r"[^-/\w\.]")
 
 
@@ -79,4 +83,17 @@ def histogram(name, values, collections=None, family=None):
     with _summary_scope(name, family, [values], "HistogramSummary") as (tag, scope):
         summary = _summary_op("HistogramSummary", scope, {"tag": (tag, dtypes.string),
                                                            "values": (values, _REAL_TYPES)})
+    return _collect(summary, collections)
+
+
+def image(name, tensor, max_outputs=3, collections=None, family=None):
+    """PNG images of the first `max_outputs` of a [batch, height, width, channels] tensor
+    (1, 3 or 4 channels), tagged `name/image` (max_outputs 1) or `name/image/<i>`. uint8
+    pixels are kept; floats are scaled per image to [0, 255] (all >= 0: the largest
+    becomes 255; else 0 becomes 128 and the largest magnitude 127 away), and a pixel with
+    a non-finite channel is drawn in red."""
+    with _summary_scope(name, family, [tensor]) as (tag, scope):
+        summary = _summary_op("ImageSummary", scope, {"tag": (tag, dtypes.string),
+                                                       "tensor": (tensor, _IMAGE_TYPES)},
+                              max_images=int(max_outputs), bad_color=_BAD_COLOR)
     return _collect(summary, collections)

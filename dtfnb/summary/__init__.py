@@ -3,6 +3,7 @@ the writing side (writer.py), re-exported."""
 
 from dtfnb.ops.summary_ops import (  # noqa: F401 - re-exported
     histogram,
+    image,
     scalar,
 )
 from dtfnb.protos.summary_pb2 import Summary  # noqa: F401 - re-exported

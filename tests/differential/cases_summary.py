@@ -93,3 +93,51 @@ def histogram_graph(tf):
 @case
 def histogram_of_strings(tf):
     return outcome(tf.summary.histogram, "h", tf.constant(["a"]))
+
+
+# -- image -------------------------------------------------------------------------------
+
+_PIXELS = _RANDOM.uniform(0.0, 1.0, [3, 4, 5, 4])
+_IMAGES = {
+    "uint8_rgb": (_RANDOM.randint(0, 256, [2, 3, 4, 3]).astype(np.uint8), 3),
+    "uint8_gray_one": (_RANDOM.randint(0, 256, [3, 2, 2, 1]).astype(np.uint8), 1),
+    "float_unit": (_PIXELS[..., :3].astype(np.float32), 3),
+    "float_signed": ((_PIXELS - 0.4).astype(np.float32), 2),
+    "float_large": ((_PIXELS * 1000).astype(np.float32), 3),
+    "float_all_zero": (np.zeros([1, 2, 3, 1], np.float32), 3),
+    "float_tiny": (np.full([1, 2, 2, 1], 1e-7, np.float32), 3),
+    "float_nonfinite_rgba": (np.where(_PIXELS > 0.8, np.nan, _PIXELS).astype(np.float32), 3),
+    "float_nonfinite_rgb": (np.where(_PIXELS[..., :3] < 0.1, -np.inf,
+                                     _PIXELS[..., :3] - 0.5).astype(np.float32), 3),
+    "float_nonfinite_gray": (np.where(_PIXELS[..., :1] > 0.5, np.inf,
+                                      _PIXELS[..., :1]).astype(np.float32), 3),
+    "float_all_nonfinite": (np.full([1, 2, 2, 3], np.nan, np.float32), 3),
+    "float64": ((_PIXELS[..., :3] * 3 - 1).astype(np.float64), 3),
+    "float16": ((_PIXELS[..., :1] * 2 - 1).astype(np.float16), 3),
+    "batch_empty": (np.zeros([0, 2, 2, 3], np.float32), 3),
+    "two_channels": (np.zeros([1, 2, 2, 2], np.uint8), 3),
+    "rank_3": (np.zeros([2, 2, 3], np.float32), 3),
+    "no_pixels": (np.zeros([1, 0, 2, 3], np.float32), 3),
+}
+
+
+def _image_case(images, max_outputs):
+    return lambda tf: _fed(tf, lambda x: tf.summary.image("img", x, max_outputs), images)
+
+
+for _name, (_images, _max_outputs) in _IMAGES.items():
+    CASES[f"image_{_name}"] = _image_case(_images, _max_outputs)
+
+
+@case
+def image_graph(tf):
+    images = tf.summary.image("input", tf.zeros([1, 2, 2, 3]), max_outputs=1, family="data")
+    bad_color = images.op.get_attr("bad_color")  # TensorFlow's proto has int_val, dtfnb's not
+    return (_summarized(tf, images), bad_color.dtype,
+            [d.size for d in bad_color.tensor_shape.dim],
+            list(getattr(bad_color, "int_val", ())) or list(bad_color.tensor_content))
+
+
+@case
+def image_of_ints(tf):
+    return outcome(tf.summary.image, "img", tf.zeros([1, 2, 2, 3], tf.int32))
