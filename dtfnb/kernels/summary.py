@@ -1,5 +1,5 @@
 """Summary kernels: each serializes a `Summary` protobuf, on CPU as in TensorFlow. Images
-are encoded as PNG here, with zlib and struct only."""
+are encoded as PNG and audio as WAV here, with zlib and struct only."""
 
 import struct
 import sys
@@ -152,3 +152,40 @@ def _image_summary(ctx, step, tag, tensor):
         values.append(Summary.Value(tag=image_tag, image=Summary.Image(
             height=height, width=width, colorspace=depth, encoded_image_string=_png(pixels))))
     return _serialized(values)
+
+
+# -- audio --------------------------------------------------------------------------------
+
+
+def _wav(samples, sample_rate):
+    """A 16-bit PCM WAV of float `samples` [frames, channels] in [-1, 1]: each one times
+    2^15, rounded half away from zero and clipped to int16 (NaN: 0), as TensorFlow
+    encodes it."""
+    frames, channels = samples.shape
+    scaled = samples.astype(np.float64) * 32768.0
+    with np.errstate(invalid="ignore"):
+        rounded = np.clip(np.sign(scaled) * np.floor(np.abs(scaled) + 0.5), -32768, 32767)
+    data = np.nan_to_num(rounded).astype("<i2").tobytes()
+    return (b"RIFF" + struct.pack("<I", 36 + len(data)) + b"WAVEfmt "
+            + struct.pack("<IHHIIHH", 16, 1, channels, sample_rate, sample_rate * 2 * channels,
+                          2 * channels, 16)
+            + b"data" + struct.pack("<I", len(data)) + data)
+
+
+@register_kernel("AudioSummaryV2", device="CPU")
+def _audio_summary(ctx, step, tag, tensor, sample_rate):
+    if tensor.ndim not in (2, 3):
+        raise _invalid(f"Tensor must be 3-D or 2-D, got: {_dims(tensor.shape)}")
+    sample_rate = np.float32(sample_rate)
+    if not sample_rate > 0:
+        raise _invalid("sample_rate must be > 0")
+    batch, frames = tensor.shape[:2]
+    clips = tensor if tensor.ndim == 3 else tensor[..., np.newaxis]
+    rate = max(int(np.rint(sample_rate)), 1)  # the header's whole hertz, rounded to even
+    max_outputs = ctx.attrs["max_outputs"]
+    return _serialized([
+        Summary.Value(tag=clip_tag, audio=Summary.Audio(
+            sample_rate=sample_rate, num_channels=clips.shape[2], length_frames=frames,
+            content_type="audio/wav", encoded_audio_string=_wav(clips[i], rate)))
+        for i, clip_tag in enumerate(_numbered_tags(tag.item().decode(), "audio",
+                                                    min(max_outputs, batch), max_outputs))])

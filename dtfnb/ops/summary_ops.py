@@ -15,7 +15,7 @@ from dtfnb.framework.graph_keys import GraphKeys
 from dtfnb.framework.registry import NotDifferentiable, define_op
 from dtfnb.ops.building import check_type, is_tensor, make_tensor, op_scope
 
-for _op_type in ("ScalarSummary", "HistogramSummary", "ImageSummary"):
+for _op_type in ("ScalarSummary", "HistogramSummary", "ImageSummary", "AudioSummaryV2"):
     define_op(_op_type, lambda op: [scalar_shape()])
     NotDifferentiable(_op_type)
 
@@ -96,4 +96,16 @@ def image(name, tensor, max_outputs=3, collections=None, family=None):
         summary = _summary_op("ImageSummary", scope, {"tag": (tag, dtypes.string),
                                                        "tensor": (tensor, _IMAGE_TYPES)},
                               max_images=int(max_outputs), bad_color=_BAD_COLOR)
+    return _collect(summary, collections)
+
+
+def audio(name, tensor, sample_rate, max_outputs=3, collections=None, family=None):
+    """16-bit PCM WAV clips of the first `max_outputs` of a float32 [batch, frames] or
+    [batch, frames, channels] tensor in [-1, 1] at `sample_rate` Hz, tagged `name/audio`
+    (max_outputs 1) or `name/audio/<i>`."""
+    with _summary_scope(name, family, [tensor]) as (tag, scope):
+        sample_rate = convert_to_tensor(sample_rate, dtypes.float32, name="sample_rate")
+        summary = _summary_op("AudioSummaryV2", scope, {
+            "tag": (tag, dtypes.string), "tensor": (tensor, dtypes.float32),
+            "sample_rate": (sample_rate, dtypes.float32)}, max_outputs=int(max_outputs))
     return _collect(summary, collections)

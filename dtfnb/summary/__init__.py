@@ -2,6 +2,7 @@
 the writing side (writer.py), re-exported."""
 
 from dtfnb.ops.summary_ops import (  # noqa: F401 - re-exported
+    audio,
     histogram,
     image,
     scalar,

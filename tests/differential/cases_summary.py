@@ -141,3 +141,48 @@ def image_graph(tf):
 @case
 def image_of_ints(tf):
     return outcome(tf.summary.image, "img", tf.zeros([1, 2, 2, 3], tf.int32))
+
+
+# -- audio -------------------------------------------------------------------------------
+
+_SOUND = np.sin(np.arange(40) / 3.0).astype(np.float32)
+_AUDIO = {
+    "mono": (_SOUND.reshape(2, 20), 8000.0, 3),
+    "stereo_one": (_SOUND.reshape(2, 10, 2), 16000.0, 1),
+    "clipped": (np.array([[2.0, -2.0, 1.0, -1.0, np.inf, -np.inf, np.nan]], np.float32),
+                100.0, 3),
+    "rounding": (np.array([[0.5, 1.5, 2.5, -0.5, -2.5, 32766.5]], np.float32) / 32768,
+                 100.0, 3),
+    "half_hertz": (np.zeros([1, 3], np.float32), 0.5, 3),
+    "fractional_rate": (np.zeros([1, 3], np.float32), 22050.5, 3),
+    "zero_rate": (np.zeros([1, 3], np.float32), 0.0, 3),
+    "batch_empty": (np.zeros([0, 4], np.float32), 100.0, 2),
+    "rank_1": (np.zeros([4], np.float32), 100.0, 3),
+    "rank_4": (np.zeros([1, 4, 1, 1], np.float32), 100.0, 3),
+}
+
+
+def _audio_case(sound, sample_rate, max_outputs):
+    def run_case(tf):
+        rate = tf.placeholder(tf.float32, [], name="rate")
+        x = tf.placeholder(tf.float32, sound.shape, name="x")
+        summary = tf.summary.audio("sound", x, rate, max_outputs)
+        return outcome(lambda: summary_values(tf, run(tf, summary, {x: sound,
+                                                                     rate: sample_rate})))
+    return run_case
+
+
+for _name, (_sound, _rate, _max_outputs) in _AUDIO.items():
+    CASES[f"audio_{_name}"] = _audio_case(_sound, _rate, _max_outputs)
+
+
+@case
+def audio_graph(tf):
+    with tf.name_scope("speech"):
+        sound = tf.summary.audio("voice", tf.zeros([2, 5]), 44100, family="talk")
+    return _summarized(tf, sound)
+
+
+@case
+def audio_of_doubles(tf):
+    return outcome(tf.summary.audio, "a", tf.zeros([1, 4], tf.float64), 100)
