@@ -7,6 +7,7 @@ import zlib
 
 import numpy as np
 
+from dtfnb.base import codec
 from dtfnb.base.errors import InvalidArgumentError
 from dtfnb.kernels.registry import register_kernel
 from dtfnb.protos.summary_pb2 import HistogramProto, Summary
@@ -189,3 +190,14 @@ def _audio_summary(ctx, step, tag, tensor, sample_rate):
             content_type="audio/wav", encoded_audio_string=_wav(clips[i], rate)))
         for i, clip_tag in enumerate(_numbered_tags(tag.item().decode(), "audio",
                                                     min(max_outputs, batch), max_outputs))])
+
+
+# -- tensors ------------------------------------------------------------------------------
+
+
+@register_kernel("TensorSummaryV2", device="CPU")
+def _tensor_summary(ctx, step, tag, tensor, serialized_summary_metadata):
+    value = Summary.Value(tag=tag.item().decode(),
+                          tensor=codec.tensor_to_proto(tensor, ctx.attrs["T"]))
+    value.metadata.ParseFromString(serialized_summary_metadata.item())
+    return _serialized([value])

@@ -14,8 +14,10 @@ from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.graph_keys import GraphKeys
 from dtfnb.framework.registry import NotDifferentiable, define_op
 from dtfnb.ops.building import check_type, is_tensor, make_tensor, op_scope
+from dtfnb.protos.summary_pb2 import SummaryMetadata
 
-for _op_type in ("ScalarSummary", "HistogramSummary", "ImageSummary", "AudioSummaryV2"):
+for _op_type in ("ScalarSummary", "HistogramSummary", "ImageSummary", "AudioSummaryV2",
+                 "TensorSummaryV2"):
     define_op(_op_type, lambda op: [scalar_shape()])
     NotDifferentiable(_op_type)
 
@@ -108,4 +110,33 @@ def audio(name, tensor, sample_rate, max_outputs=3, collections=None, family=Non
         summary = _summary_op("AudioSummaryV2", scope, {
             "tag": (tag, dtypes.string), "tensor": (tensor, dtypes.float32),
             "sample_rate": (sample_rate, dtypes.float32)}, max_outputs=int(max_outputs))
+    return _collect(summary, collections)
+
+
+def text(name, tensor, collections=None):
+    """A string tensor for TensorBoard's text dashboard (markdown; tables for 1-D and 2-D):
+    a tensor summary whose metadata names the "text" plugin."""
+    if tensor.dtype != dtypes.string:
+        raise ValueError(f"Expected tensor {tensor.name} to have dtype string, got "
+                         f"{tensor.dtype}")
+    metadata = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="text"))
+    return tensor_summary(name, tensor, summary_metadata=metadata, collections=collections)
+
+
+def tensor_summary(name, tensor, summary_description=None, collections=None,
+                   summary_metadata=None, family=None, display_name=None):
+    """A whole tensor (any type and shape) as a TensorProto, with `summary_metadata` (a
+    SummaryMetadata: which TensorBoard plugin reads it) and its description and display
+    name."""
+    metadata = SummaryMetadata()
+    if summary_metadata is not None:
+        metadata.CopyFrom(summary_metadata)
+    if summary_description is not None:
+        metadata.summary_description = summary_description
+    if display_name is not None:
+        metadata.display_name = display_name
+    with _summary_scope(name, family, [tensor]) as (tag, scope):
+        summary = _summary_op("TensorSummaryV2", scope, {
+            "tag": (tag, dtypes.string), "tensor": (tensor, None),
+            "serialized_summary_metadata": (metadata.SerializeToString(), dtypes.string)})
     return _collect(summary, collections)

@@ -6,5 +6,7 @@ from dtfnb.ops.summary_ops import (  # noqa: F401 - re-exported
     histogram,
     image,
     scalar,
+    tensor_summary,
+    text,
 )
 from dtfnb.protos.summary_pb2 import Summary  # noqa: F401 - re-exported

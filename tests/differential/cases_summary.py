@@ -186,3 +186,38 @@ def audio_graph(tf):
 @case
 def audio_of_doubles(tf):
     return outcome(tf.summary.audio, "a", tf.zeros([1, 4], tf.float64), 100)
+
+
+# -- text and tensor summaries ----------------------------------------------------------
+
+
+@case
+def text_graph(tf):
+    notes = tf.summary.text("notes", tf.constant([["a", "**b**"], ["c", ""]]))
+    tf.summary.text("title", tf.constant("one line"), collections=["mine"])
+    return _summarized(tf, notes), [t.name for t in tf.get_collection("mine")]
+
+
+@case
+def text_of_floats(tf):
+    return outcome(tf.summary.text, "t", tf.constant([1.0]))
+
+
+@case
+def tensor_summary_graph(tf):
+    with tf.name_scope("stats"):
+        summary = tf.summary.tensor_summary(
+            "matrix", tf.constant([[1.5, 2.0], [3.0, 4.0]]),
+            summary_description="the **weights**", display_name="Weights", family="fam")
+    return _summarized(tf, summary)
+
+
+@case
+def tensor_summary_kinds(tf):
+    metadata = tf.SummaryMetadata(
+        plugin_data=tf.SummaryMetadata.PluginData(plugin_name="custom", content=b"\x01\x02"))
+    summaries = [tf.summary.tensor_summary("ints", tf.constant([1, 2, 3], tf.int64)),
+                 tf.summary.tensor_summary("flag", tf.constant(True), summary_metadata=metadata),
+                 tf.summary.tensor_summary("word", tf.constant(b"\xff\x00")),
+                 tf.summary.tensor_summary("none", tf.zeros([0, 2], tf.int32))]
+    return [summary_values(tf, value) for value in run(tf, summaries)]
