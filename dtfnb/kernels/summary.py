@@ -6,6 +6,7 @@ import sys
 import zlib
 
 import numpy as np
+from google.protobuf.message import DecodeError
 
 from dtfnb.base import codec
 from dtfnb.base.errors import InvalidArgumentError
@@ -192,7 +193,7 @@ def _audio_summary(ctx, step, tag, tensor, sample_rate):
                                                     min(max_outputs, batch), max_outputs))])
 
 
-# -- tensors ------------------------------------------------------------------------------
+# -- tensors and merging ------------------------------------------------------------------
 
 
 @register_kernel("TensorSummaryV2", device="CPU")
@@ -201,3 +202,19 @@ def _tensor_summary(ctx, step, tag, tensor, serialized_summary_metadata):
                           tensor=codec.tensor_to_proto(tensor, ctx.attrs["T"]))
     value.metadata.ParseFromString(serialized_summary_metadata.item())
     return _serialized([value])
+
+
+@register_kernel("MergeSummary", device="CPU")
+def _merge_summary(ctx, step, *inputs):
+    values, tags = [], set()
+    for serialized in (s for summaries in inputs for s in np.asarray(summaries).reshape(-1)):
+        try:
+            summary = Summary.FromString(serialized)
+        except DecodeError:
+            raise _invalid("Could not parse one of the summary inputs") from None
+        for value in summary.value:
+            if value.tag and value.tag in tags:
+                raise _invalid(f"Duplicate tag {value.tag} found in summary inputs ")
+            tags.add(value.tag)
+            values.append(value)
+    return _serialized(values)

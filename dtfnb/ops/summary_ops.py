@@ -1,11 +1,13 @@
 """Summary ops (TensorFlow 1's `tf.summary`): each builds an op whose output is a serialized
 `Summary` protobuf (a string scalar), tagged with its scope's name and collected in
-GraphKeys.SUMMARIES. Kernels in kernels/summary.py."""
+GraphKeys.SUMMARIES; `merge` and `merge_all` join them into one. Kernels in
+kernels/summary.py."""
 
 import re
 from contextlib import contextmanager
 
 import numpy as np
+from google.protobuf import json_format
 
 from dtfnb.base import dtypes
 from dtfnb.base.shapes import scalar as scalar_shape
@@ -14,10 +16,10 @@ from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.graph_keys import GraphKeys
 from dtfnb.framework.registry import NotDifferentiable, define_op
 from dtfnb.ops.building import check_type, is_tensor, make_tensor, op_scope
-from dtfnb.protos.summary_pb2 import SummaryMetadata
+from dtfnb.protos.summary_pb2 import SummaryDescription, SummaryMetadata
 
 for _op_type in ("ScalarSummary", "HistogramSummary", "ImageSummary", "AudioSummaryV2",
-                 "TensorSummaryV2"):
+                 "TensorSummaryV2", "MergeSummary"):
     define_op(_op_type, lambda op: [scalar_shape()])
     NotDifferentiable(_op_type)
 
@@ -140,3 +142,34 @@ def tensor_summary(name, tensor, summary_description=None, collections=None,
             "tag": (tag, dtypes.string), "tensor": (tensor, None),
             "serialized_summary_metadata": (metadata.SerializeToString(), dtypes.string)})
     return _collect(summary, collections)
+
+
+def merge(inputs, collections=None, name=None):
+    """One Summary holding the values of all `inputs` (serialized Summaries); running it
+    fails when two values have the same (non-empty) tag. Added to `collections`, none by
+    default."""
+    if not inputs:
+        raise ValueError("List argument 'inputs' to 'MergeSummary' Op with length 0 shorter "
+                         "than minimum length 1.")
+    name = _clean_tag(name)
+    with api.name_scope(name, "Merge", inputs), \
+            op_scope("MergeSummary", name, inputs) as scope:
+        inputs = [convert_to_tensor(value, dtypes.string, name=f"inputs_{i}")
+                  for i, value in enumerate(inputs)]
+        summary = make_tensor("MergeSummary", inputs, dtypes.string, name=scope,
+                              attrs={"N": len(inputs)})
+    return _collect(summary, collections, default=())
+
+
+def merge_all(key=GraphKeys.SUMMARIES, scope=None, name=None):
+    """`merge` of the summaries collected under `key` (those whose name `scope` matches,
+    if given), or None when there are none."""
+    summaries = api.get_collection(key, scope=scope)
+    return merge(summaries, name=name) if summaries else None
+
+
+def get_summary_description(node_def):
+    """The SummaryDescription of a `TensorSummary` node (its `description` attr, JSON)."""
+    if node_def.op != "TensorSummary":
+        raise ValueError(f"Can't get_summary_description on {node_def.op}")
+    return json_format.Parse(node_def.attr["description"].s.decode(), SummaryDescription())

@@ -3,10 +3,13 @@ the writing side (writer.py), re-exported."""
 
 from dtfnb.ops.summary_ops import (  # noqa: F401 - re-exported
     audio,
+    get_summary_description,
     histogram,
     image,
+    merge,
+    merge_all,
     scalar,
     tensor_summary,
     text,
 )
-from dtfnb.protos.summary_pb2 import Summary  # noqa: F401 - re-exported
+from dtfnb.protos.summary_pb2 import Summary, SummaryDescription  # noqa: F401 - re-exported

@@ -221,3 +221,65 @@ def tensor_summary_kinds(tf):
                  tf.summary.tensor_summary("word", tf.constant(b"\xff\x00")),
                  tf.summary.tensor_summary("none", tf.zeros([0, 2], tf.int32))]
     return [summary_values(tf, value) for value in run(tf, summaries)]
+
+
+# -- merge, merge_all, descriptions -----------------------------------------------------
+
+
+@case
+def merge_graph(tf):
+    a = tf.summary.scalar("a", tf.constant(1.0))
+    h = tf.summary.histogram("h", tf.constant([1.0]))
+    merged = tf.summary.merge([a, h])
+    named = tf.summary.merge([h, a], collections=["merged"], name="my merge")
+    return (_summarized(tf, merged), named.name, summary_values(tf, run(tf, named)),
+            [t.name for t in tf.get_collection("merged")])
+
+
+@case
+def merge_duplicate_tag(tf):
+    a = tf.summary.scalar("a", tf.constant(1.0))
+    return outcome(run, tf, tf.summary.merge([a, tf.summary.histogram("h", [1]), a]))
+
+
+@case
+def merge_garbage(tf):
+    garbage = tf.placeholder(tf.string, [2], name="garbage")
+    merged = tf.summary.merge([tf.summary.scalar("a", 1.0), garbage])
+    return outcome(run, tf, merged, {garbage: [b"", b"\xff"]})
+
+
+@case
+def merge_empty_tags(tf):
+    a = tf.summary.tensor_summary("a", tf.constant(1))
+    empty = tf.placeholder(tf.string, [], name="empty")
+    merged = tf.summary.merge([a, empty, empty])
+    untagged = b"\n\x04B\x02\x08\x03"  # one Value with no tag, holding a DT_INT32 tensor
+    return summary_values(tf, run(tf, merged, {empty: untagged}))
+
+
+@case
+def merge_all_graph(tf):
+    nothing = tf.summary.merge_all()
+    with tf.name_scope("train"):
+        tf.summary.scalar("loss", tf.constant(1.0))
+        tf.summary.histogram("w", tf.constant([1.0]))
+    with tf.name_scope("eval"):
+        tf.summary.scalar("loss", tf.constant(2.0))
+    tf.summary.scalar("lr", tf.constant(0.1), collections=["hyper"])
+    merged = tf.summary.merge_all()
+    train = tf.summary.merge_all(scope="train", name="train_summaries")
+    hyper = tf.summary.merge_all(key="hyper")
+    return (nothing, merged.name, train.name, hyper.name, _summarized(tf, merged),
+            summary_values(tf, run(tf, train)), summary_values(tf, run(tf, hyper)),
+            tf.summary.merge_all(key="absent"), tf.summary.merge_all(scope="none"))
+
+
+@case
+def summary_description(tf):
+    node = tf.NodeDef(name="t", op="TensorSummary")
+    node.attr["description"].s = b'{"type_hint": "image"}'
+    text = tf.summary.text("t", tf.constant("x"))
+    return (tf.summary.get_summary_description(node).type_hint,
+            outcome(tf.summary.get_summary_description, text.op.node_def),
+            tf.summary.SummaryDescription(type_hint="x").SerializeToString())
