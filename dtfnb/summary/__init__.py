@@ -12,4 +12,6 @@ from dtfnb.ops.summary_ops import (  # noqa: F401 - re-exported
     tensor_summary,
     text,
 )
+from dtfnb.protos.event_pb2 import Event, SessionLog, TaggedRunMetadata  # noqa: F401
 from dtfnb.protos.summary_pb2 import Summary, SummaryDescription  # noqa: F401 - re-exported
+from dtfnb.summary.writer import FileWriter, FileWriterCache  # noqa: F401 - re-exported
