@@ -79,3 +79,79 @@ def test_step_counter_hook_writes_the_rate_to_its_output_dir(tmp_path):
     rates = _loaded(tmp_path).Scalars("global_step/sec")
     assert _steps(rates) == [3, 5, 7]  # the first trigger (step 1) has no rate yet
     assert all(0 < s.value < 2 / 0.01 for s in rates)
+
+
+# -- MonitoredTrainingSession ----------------------------------------------------------
+
+def _train(logdir, last_step, **session_args):
+    """square_descent with a summary of its loss, trained by a MonitoredTrainingSession
+    to `last_step`; returns the loss summary's tag."""
+    _, _, loss, train = square_descent()
+    tag = tf.summary.scalar("x_squared", loss).op.name
+    with tf.train.MonitoredTrainingSession(
+            checkpoint_dir=str(logdir), hooks=[tf.train.StopAtStepHook(last_step=last_step)],
+            **session_args) as sess:
+        while not sess.should_stop():
+            sess.run(train)
+    return tag
+
+
+def test_monitored_training_session_writes_summaries_rates_the_graph_and_checkpoints(
+        tmp_path):
+    tag = _train(tmp_path, 12, save_summaries_steps=5, log_step_count_steps=5)
+    loaded = _loaded(tmp_path)
+    # At the global step after the run that computed them, as TensorFlow writes them.
+    assert _steps(loaded.Scalars(tag)) == [1, 6, 11]
+    assert _steps(loaded.Scalars("global_step/sec")) == [6, 11]
+    assert all(s.value > 0 for s in loaded.Scalars("global_step/sec"))
+    nodes = {node.name for node in loaded.Graph().node}
+    assert {"x", "global_step", "save/restore_all"} <= nodes
+    assert loaded.MetaGraph().saver_def.save_tensor_name
+    assert _session_logs(tmp_path) == [("CHECKPOINT", 0), ("START", 1), ("CHECKPOINT", 12)]
+    checkpoints = [e.session_log.checkpoint_path for e in _events(tmp_path)
+                   if e.session_log.status == tf.SessionLog.CHECKPOINT]
+    assert checkpoints == [str(tmp_path / "model.ckpt")] * 2
+
+
+def test_summary_dir_takes_the_summaries_and_checkpoint_dir_the_graph(tmp_path):
+    checkpoints, summaries = tmp_path / "ckpt", tmp_path / "summaries"
+    tag = _train(checkpoints, 3, summary_dir=str(summaries), save_summaries_steps=1)
+    assert _steps(_loaded(summaries).Scalars(tag)) == [1, 2, 3]
+    assert _session_logs(summaries) == [("START", 1)]
+    assert _session_logs(checkpoints) == [("CHECKPOINT", 0), ("CHECKPOINT", 3)]
+    assert "x" in {node.name for node in _loaded(checkpoints).Graph().node}
+    assert _loaded(checkpoints).Tags()["scalars"] == []
+
+
+def test_no_summaries_without_a_directory_or_with_both_frequencies_off(tmp_path):
+    tf.summary.scalar("x_squared", square_descent()[2])
+    with tf.train.MonitoredTrainingSession() as sess:  # no directory: nothing to write to
+        sess.run(tf.train.get_global_step())
+    tf.reset_default_graph()
+    tag = _train(tmp_path, 3, save_summaries_steps=None, save_summaries_secs=None,
+                 log_step_count_steps=None)
+    assert tag not in _loaded(tmp_path).Tags()["scalars"]
+    assert [status for status, _ in _session_logs(tmp_path)] == ["CHECKPOINT"] * 2
+
+
+def test_a_restarted_jobs_start_drops_what_the_steps_after_its_checkpoint_wrote(tmp_path):
+    class Crash(Exception):
+        pass
+
+    _, _, loss, train = square_descent()
+    tag = tf.summary.scalar("x_squared", loss).op.name
+    with pytest.raises(Crash), tf.train.MonitoredTrainingSession(
+            checkpoint_dir=str(tmp_path), save_checkpoint_steps=10,
+            save_summaries_steps=1) as sess:
+        for _ in range(15):
+            sess.run(train)
+        raise Crash  # no checkpoint after step 10's
+    tf.summary.FileWriterCache.clear()  # a new process: a new event file
+    tf.reset_default_graph()
+    _train(tmp_path, 20, save_checkpoint_steps=10, save_summaries_steps=1)
+    written = [e.step for e in _events(tmp_path) if e.HasField("summary")
+               and e.summary.value[0].tag == tag]
+    assert written == list(range(1, 16)) + list(range(11, 21))
+    assert ("START", 11) in _session_logs(tmp_path)
+    # TensorBoard drops the first job's steps 11 to 15, which its restart did again.
+    assert _steps(_loaded(tmp_path).Scalars(tag)) == list(range(1, 21))
