@@ -9,7 +9,7 @@ import time
 import pytest
 
 import dtfnb as tf
-from tests.helpers import square_descent
+from tests.helpers import poll_for, square_descent
 
 event_accumulator = pytest.importorskip(
     "tensorboard.backend.event_processing.event_accumulator")
@@ -155,3 +155,58 @@ def test_a_restarted_jobs_start_drops_what_the_steps_after_its_checkpoint_wrote(
     assert ("START", 11) in _session_logs(tmp_path)
     # TensorBoard drops the first job's steps 11 to 15, which its restart did again.
     assert _steps(_loaded(tmp_path).Scalars(tag)) == list(range(1, 21))
+
+
+# -- Supervisor ------------------------------------------------------------------------
+
+def test_supervisor_writes_the_graph_start_summaries_rates_checkpoints_and_stop(tmp_path):
+    step, _, loss, train = square_descent()
+    summary = tf.summary.scalar("loss_value", loss)
+    sv = tf.train.Supervisor(logdir=str(tmp_path), save_summaries_secs=0.05,
+                             save_model_secs=3600)
+    assert sv.summary_op is not None and sv.summary_writer is not None
+    with sv.managed_session() as sess:
+        assert poll_for(lambda: tf.train.latest_checkpoint(str(tmp_path)), 10)
+        for _ in range(5):
+            sess.run(train)
+            time.sleep(0.03)
+        sv.summary_computed(sess, sess.run(summary))
+        sv.summary_computed(sess, sess.run(summary), global_step=100)
+    loaded = _loaded(tmp_path)
+    assert {"x", "global_step"} <= {node.name for node in loaded.Graph().node}
+    losses = loaded.Scalars("loss_value")
+    computed = {s.step: s.value for s in losses if s.step in (5, 100)}
+    assert computed == pytest.approx({5: 16 * 0.64 ** 5, 100: 16 * 0.64 ** 5})
+    assert len(losses) >= 3  # the thread's too, at least as it starts
+    assert loaded.Scalars("global_step/sec")
+    assert _session_logs(tmp_path) == [("START", 0), ("CHECKPOINT", 0), ("STOP", 0)]
+
+
+def test_a_new_supervisor_writes_a_new_file_starting_at_the_restored_step(tmp_path):
+    step, _, _, train = square_descent()
+    sv = tf.train.Supervisor(logdir=str(tmp_path), summary_op=None, save_model_secs=None)
+    with sv.managed_session() as sess:
+        for _ in range(4):
+            sess.run(train)
+        sv.saver.save(sess, sv.save_path, global_step=step)
+    tf.reset_default_graph()
+    square_descent()
+    sv = tf.train.Supervisor(logdir=str(tmp_path), summary_op=None, save_model_secs=None)
+    with sv.managed_session():
+        pass
+    files = sorted(name for name in os.listdir(tmp_path) if "tfevents" in name)
+    assert len(files) == 2
+    second = [(tf.SessionLog.SessionStatus.Name(e.session_log.status), e.step)
+              for e in tf.train.summary_iterator(str(tmp_path / files[1]))
+              if e.HasField("session_log")]
+    assert second == [("START", 4), ("STOP", 0)]
+
+
+def test_only_the_chief_supervisor_writes(tmp_path):
+    tf.summary.scalar("loss_value", square_descent()[2])
+    sv = tf.train.Supervisor(is_chief=False, logdir=str(tmp_path))
+    assert sv.summary_writer is None and sv.save_path is None
+    assert sv.summary_op is not None  # merged, but only a chief's thread would run it
+    with pytest.raises(RuntimeError, match="requires a summary writer"):
+        sv.summary_computed(None, b"")
+    assert os.listdir(tmp_path) == []
