@@ -16,6 +16,12 @@ def transfer_label(key):
     return f"{tensor} {src} -> {dst}"
 
 
+def _allocator(device):
+    """The allocator of a device, by TensorFlow's names: "cpu", or "GPU_0_bfc"."""
+    kind, _, index = device.rpartition("/device:")[2].partition(":")
+    return "cpu" if kind == "CPU" else f"{kind}_{index}_bfc"
+
+
 class DeviceStats:
     """The nodes one device ran in a traced step: (name, start, end, thread, outputs,
     timeline label or None for the name)."""
@@ -90,6 +96,10 @@ class StepStatsCollector:
                     description = node.output.add(slot=slot).tensor_description
                     description.allocation_description.requested_bytes = size
                     description.shape.dim.extend(_DIM(size=d) for d in shape)
+                allocated = sum(size for size, _ in outputs)
+                if allocated:
+                    node.memory.add(allocator_name=_allocator(name), total_bytes=allocated,
+                                    peak_bytes=allocated)
         for remote in self._remote:
             step_stats.MergeFrom(remote)
         return step_stats

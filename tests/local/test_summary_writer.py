@@ -199,3 +199,19 @@ def test_events_of_a_writer_never_closed_are_in_the_file_after_exit(tmp_path):
     """)
     subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
     assert [s.step for s in _loaded(tmp_path).Scalars("a")] == list(range(20))
+
+
+def test_a_traced_steps_run_metadata_has_what_tensorboard_colours_by(tmp_path):
+    ones = tf.ones([100, 10], name="ones")
+    product = tf.matmul(ones, ones, transpose_b=True, name="product")
+    metadata = tf.RunMetadata()
+    with tf.Session() as sess:
+        sess.run(product, run_metadata=metadata,
+                 options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE))
+    with tf.summary.FileWriter(tmp_path) as writer:
+        writer.add_run_metadata(metadata, "traced")
+    [stats] = [n for d in _loaded(tmp_path).RunMetadata("traced").step_stats.dev_stats
+               for n in d.node_stats if n.node_name == "product"]
+    # Compute time ("all_end_rel_micros") and memory (bytes per allocator).
+    assert stats.all_end_rel_micros >= 0 and stats.all_start_micros > 0
+    assert [(m.allocator_name, m.total_bytes) for m in stats.memory] == [("cpu", 40000)]
