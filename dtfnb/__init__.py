@@ -37,7 +37,9 @@ from dtfnb.ops.variables import (
     variables_initializer)
 from dtfnb.protos.config_pb2 import (
     ConfigProto, GPUOptions, GraphOptions, RunMetadata, RunOptions)
+from dtfnb.protos.event_pb2 import Event, LogMessage, SessionLog
 from dtfnb.protos.graph_pb2 import AttrValue, GraphDef, NodeDef
+from dtfnb.protos.summary_pb2 import HistogramProto, Summary, SummaryMetadata
 
 # scopes, collections and devices on the default graph
 from dtfnb.framework.api import (

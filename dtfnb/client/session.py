@@ -115,6 +115,7 @@ class BaseSession:
         self._extend_lock = threading.Lock()
         self._handle = self._master.create_session(graph.as_graph_def(), config)
         self._mappers = {}
+        self._placed = set()  # the (fetch mapper, feeds) whose placement the graph knows
         self._partial_runs = {}
         if config.log_device_placement:
             _print_device_mapping(self._master.list_devices(self._handle))
@@ -284,11 +285,25 @@ class BaseSession:
             return [feeds[name] for name in mapper.tensors]
         if self._graph.version != self._sent_version:
             self._extend()
+        signature = (mapper, tuple(feeds))
+        placing = signature not in self._placed
+        if placing:
+            asked = options is not None and options.output_partition_graphs
+            options, run_metadata = _asking_for_placement(options, run_metadata)
         try:
             values = self._master.run_step(self._handle, feeds, fetched, mapper.targets,
                                            options, run_metadata)
         except OpError as err:
             raise self._with_op(err) from None
+        if placing:
+            self._graph._record_placement({node.name: node.device
+                                           for graph in run_metadata.partition_graphs
+                                           for node in graph.node})
+            if not asked:
+                del run_metadata.partition_graphs[:]
+            if len(self._placed) >= _CACHE_LIMIT:
+                self._placed.clear()
+            self._placed.add(signature)
         values = [fetched_value(value) for value in values]
         if len(fetched) == len(mapper.tensors):
             return values
@@ -370,6 +385,15 @@ class BaseSession:
         except Exception:  # interpreter shutdown: nothing left to release
             pass
 
+
+
+def _asking_for_placement(options, run_metadata):
+    """The options and RunMetadata of a signature's first run: they ask for its partition
+    graphs, so that the graph learns where its nodes were placed (FileWriter shows it)."""
+    asking = config_pb2.RunOptions(output_partition_graphs=True)
+    if options is not None:
+        asking.MergeFrom(options)
+    return asking, run_metadata if run_metadata is not None else config_pb2.RunMetadata()
 
 
 @contextlib.contextmanager

@@ -80,6 +80,10 @@ class Graph:
         self._control_flow_context = None  # the cond branch or loop body being built
         self._lock = threading.RLock()
         self.seed = None
+        # Where sessions placed this graph's nodes (name -> device), for what shows the
+        # placement that happened (FileWriter.add_graph); the count says when it grew.
+        self._placed_devices = {}
+        self._placed_updates = 0
 
     # -- building -------------------------------------------------------------------
 
@@ -513,6 +517,13 @@ class Graph:
                         t.get_shape().as_proto() for t in op._outputs)
         graph_def.library.extend(f for version, f in self._functions if version >= from_version)
         return graph_def
+
+    def _record_placement(self, devices):
+        """Notes where a session placed nodes of this graph: {node name: device}."""
+        with self._lock:
+            if any(self._placed_devices.get(name) != device for name, device in devices.items()):
+                self._placed_devices.update(devices)
+                self._placed_updates += 1
 
     @property
     def _last_id(self):

@@ -76,6 +76,16 @@ def binary_inputs(x, y, op_type="op", names=("x", "y")):
     return x, y
 
 
+def check_type(dtype, allowed, parameter):
+    """`dtype`'s base type, if it is one of the types `allowed` for the op's `parameter`:
+    else the TypeError TensorFlow's op wrappers raise."""
+    dtype = dtypes.as_dtype(dtype).base_dtype
+    if dtype not in allowed:
+        raise TypeError(f"Value passed to parameter '{parameter}' has DataType {dtype.name} not "
+                        f"in list of allowed values: {', '.join(t.name for t in allowed)}")
+    return dtype
+
+
 def int_tensor(value, name=None, dtype=dtypes.int32):
     """An index tensor: int32 unless `value` holds tensors, whose dtype (int64 too) it keeps."""
     if contains_tensor(value):

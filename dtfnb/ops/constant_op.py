@@ -90,6 +90,11 @@ def _check_kind(value, dtype):
 
 def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
     """A tensor holding `value`; a scalar is broadcast to `shape` if one is given."""
+    if shape is not None and not isinstance(value, np.ndarray) \
+            and TensorShape(shape).num_elements() == 0:
+        # as TensorFlow: a Python value for an empty shape is not read (float32 by default)
+        value = np.empty(TensorShape(shape).as_list(),
+                         dtypes.as_dtype(dtype or dtypes.float32).as_numpy_dtype)
     array = to_array(value, dtype)
     if shape is not None:
         shape = tuple(TensorShape(shape).as_list())

@@ -4,7 +4,7 @@ from dtfnb.base import dtypes
 from dtfnb.base.shapes import TensorShape, unknown_shape
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import NotDifferentiable, define_op
-from dtfnb.ops.building import graph_of, make_op, make_tensor
+from dtfnb.ops.building import check_type, graph_of, make_op, make_tensor
 from dtfnb.ops.shape_util import shape_error
 
 _CSV_TYPES = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64, dtypes.string)
@@ -13,14 +13,6 @@ _RAW_TYPES = (dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int32, dtyp
               dtypes.complex128, dtypes.bool_, dtypes.bfloat16)
 _NUMBER_TYPES = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64, dtypes.uint32,
                  dtypes.uint64)
-
-
-def _check_type(dtype, allowed, parameter):
-    dtype = dtypes.as_dtype(dtype).base_dtype
-    if dtype not in allowed:
-        raise TypeError(f"Value passed to parameter '{parameter}' has DataType {dtype.name} not "
-                        f"in list of allowed values: {', '.join(t.name for t in allowed)}")
-    return dtype
 
 
 def _decode_csv_shape(op):
@@ -67,7 +59,7 @@ def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, 
         records = convert_to_tensor(records, dtype=dtypes.string, name="records")
         defaults = [convert_to_tensor(d, name=f"record_defaults_{i}")
                     for i, d in enumerate(record_defaults)]
-        types = [_check_type(d.dtype, _CSV_TYPES, "record_defaults") for d in defaults]
+        types = [check_type(d.dtype, _CSV_TYPES, "record_defaults") for d in defaults]
         attrs = {"OUT_TYPE": types, "field_delim": field_delim,
                  "use_quote_delim": use_quote_delim, "na_value": na_value,
                  "select_cols": list(select_cols or [])}
@@ -82,7 +74,7 @@ def decode_raw(input_bytes=None, out_type=None, little_endian=True, name=None,
         input_bytes = bytes
     with graph_of(input_bytes).name_scope(name or "DecodeRaw") as scope:
         value = convert_to_tensor(input_bytes, dtype=dtypes.string, name="bytes")
-        dtype = _check_type(out_type, _RAW_TYPES, "out_type")
+        dtype = check_type(out_type, _RAW_TYPES, "out_type")
         return make_tensor("DecodeRaw", [value], dtype, name=scope,
                            attrs={"out_type": dtype, "little_endian": bool(little_endian)})
 
@@ -90,6 +82,6 @@ def decode_raw(input_bytes=None, out_type=None, little_endian=True, name=None,
 def string_to_number(string_tensor, out_type=dtypes.float32, name=None):
     """Parses each string as a number of `out_type`."""
     value = convert_to_tensor(string_tensor, dtype=dtypes.string)
-    dtype = _check_type(out_type, _NUMBER_TYPES, "out_type")
+    dtype = check_type(out_type, _NUMBER_TYPES, "out_type")
     return make_tensor("StringToNumber", [value], dtype, name=name or "StringToNumber",
                        attrs={"out_type": dtype})

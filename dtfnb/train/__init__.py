@@ -2,6 +2,7 @@
 
 from dtfnb.distributed_runtime.cluster import ClusterSpec
 from dtfnb.distributed_runtime.server_lib import Server
+from dtfnb.summary.event_file import summary_iterator
 from dtfnb.train.adagrad import AdagradOptimizer
 from dtfnb.train.adam import AdamOptimizer
 from dtfnb.train.basic_session_run_hooks import (

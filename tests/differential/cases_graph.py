@@ -56,6 +56,13 @@ for _op_name, _fn in {"and": operator.and_, "or": operator.or_, "xor": operator.
 
 
 @case
+def constant_of_empty_shape(tf):
+    empty = [tf.zeros([0, 2], tf.int32), tf.ones([3, 0]), tf.constant(7, shape=[0]),
+             tf.constant([1, 2], shape=[2, 0]), tf.constant(["a"], shape=[0, 1])]
+    return empty, run(tf, empty)
+
+
+@case
 def operator_unary(tf):
     x = tf.constant([1.5, -2.0])
     b = tf.constant([True, False])

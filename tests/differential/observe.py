@@ -9,6 +9,8 @@ interpreters load it, and the case modules use its helpers.
 
 import re
 import socket
+import struct
+import zlib
 
 import numpy as np
 
@@ -141,6 +143,75 @@ def placed(tf, sess, fetches, feed_dict=None):
             if name in names:
                 devices[name] = dev.device
     return devices
+
+
+def summary_values(tf, serialized):
+    """A serialized `Summary` as plain values, one dict per `Summary.Value`: its tag,
+    metadata and content, numbers exact (float.hex), an image as its decoded pixels, audio
+    as its WAV header and 16-bit samples, a tensor as its TensorProto's fields."""
+    return [_summary_value(value) for value in tf.summary.Summary.FromString(serialized).value]
+
+
+def _summary_value(value):
+    kind = value.WhichOneof("value")
+    metadata = value.metadata
+    seen = {"tag": value.tag, "node_name": value.node_name, "kind": kind,
+            "metadata": [metadata.plugin_data.plugin_name, metadata.plugin_data.content,
+                         metadata.display_name, metadata.summary_description]}
+    content = getattr(value, kind) if kind else None
+    if kind == "simple_value":
+        seen[kind] = content.hex()
+    elif kind == "histo":
+        seen[kind] = {field: [v.hex() for v in getattr(content, field)]
+                      if field.startswith("bucket") else getattr(content, field).hex()
+                      for field in ("min", "max", "num", "sum", "sum_squares", "bucket_limit",
+                                    "bucket")}
+    elif kind == "image":
+        seen[kind] = [content.height, content.width, content.colorspace,
+                      png_pixels(content.encoded_image_string).tolist()]
+    elif kind == "audio":
+        wav = content.encoded_audio_string
+        seen[kind] = [content.sample_rate.hex(), content.num_channels, content.length_frames,
+                      content.content_type, wav[:44],
+                      np.frombuffer(wav[44:], "<i2").tolist()]
+    elif kind == "tensor":
+        seen[kind] = [content.dtype, [d.size for d in content.tensor_shape.dim],
+                      content.tensor_content, list(content.string_val)]
+    return seen
+
+
+def png_pixels(png):
+    """The pixels of an 8-bit, non-interlaced PNG as a [height, width, channels] uint8
+    array: its IDAT chunks inflated and each row's filter (PNG's five) undone."""
+    at, data = 8, b""
+    while at < len(png):
+        length, kind = struct.unpack(">I4s", png[at:at + 8])
+        body = png[at + 8:at + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, color, _, _, interlace = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            data += body
+        at += 12 + length
+    assert depth == 8 and interlace == 0, (depth, interlace)
+    channels = {0: 1, 4: 2, 2: 3, 6: 4}[color]
+    raw, stride = zlib.decompress(data), width * channels
+    rows, above = [], [0] * stride
+    for y in range(height):
+        line = raw[y * (stride + 1):(y + 1) * (stride + 1)]
+        kind, row = line[0], list(line[1:])
+        for i in range(stride):
+            a = row[i - channels] if i >= channels else 0
+            b, c = above[i], above[i - channels] if i >= channels else 0
+            if kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                predicted = a if pa <= pb and pa <= pc else b if pb <= pc else c
+            else:
+                predicted = (0, a, b, (a + b) // 2)[kind]
+            row[i] = (row[i] + predicted) % 256
+        rows.append(row)
+        above = row
+    return np.array(rows, np.uint8).reshape(height, width, channels)
 
 
 # In-process servers, started once per interpreter and cluster shape: TensorFlow's cannot
