@@ -11,6 +11,7 @@ import urllib.request
 import pytest
 from IPython.core.error import UsageError
 
+import dtfnb as tf
 from dtfnb.notebook.board import live_boards
 from tests.helpers import poll_for
 from tests.notebook.kernel_util import Kernel, outputs, running, stdout
@@ -28,16 +29,13 @@ def kernel():
 
 @pytest.fixture
 def logdir(tmp_path):
-    """A log directory with one run, worker_0, of two `loss` summaries."""
-    from tensorboard.compat.proto import event_pb2, summary_pb2
-    from tensorboard.summary.writer.event_file_writer import EventFileWriter
-
-    writer = EventFileWriter(str(tmp_path / "worker_0"))
-    for step, loss in ((1, 2.5), (2, 1.5)):
-        summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag="loss",
-                                                                       simple_value=loss)])
-        writer.add_event(event_pb2.Event(step=step, wall_time=1.0 + step, summary=summary))
-    writer.close()
+    """A log directory with one run, worker_0, of a `loss` summary at steps 1 and 2."""
+    with tf.Graph().as_default():
+        loss = tf.placeholder(tf.float32)
+        summary = tf.summary.scalar("loss", loss)
+        with tf.Session() as sess, tf.summary.FileWriter(str(tmp_path / "worker_0")) as writer:
+            for step, value in ((1, 2.5), (2, 1.5)):
+                writer.add_summary(sess.run(summary, {loss: value}), step)
     return tmp_path
 
 
