@@ -33,6 +33,9 @@ def no_thread_leaks(request):
     the process exits."""
     before = set(threading.enumerate())
     yield
+    # The summary hooks' cached FileWriters (and their threads) live as long as the
+    # process, as TensorFlow's: each test closes those it made.
+    tf.summary.FileWriterCache.clear()
     if getattr(request.node, "keeps_threads", False):
         return
     left = leaked_threads(before)

@@ -2,11 +2,13 @@
 protos in `<logdir>/events.out.tfevents.<seconds>.<host><suffix>`, the first one saying
 the format's version, written in order by one thread per file."""
 
+import atexit
 import os
 import queue
 import socket
 import threading
 import time
+import weakref
 
 from dtfnb.protos import event_pb2
 from dtfnb.resources.tfrecord import RecordReader, RecordWriter
@@ -29,11 +31,13 @@ def summary_iterator(path):
 class EventFileWriter:
     """One event file of `logdir` and the thread that writes it.
 
-    `add_event` queues an event (waiting while `max_queue` are pending, as TensorFlow's);
-    the thread writes events in order and makes them visible to readers (flushes the
-    file) after the first and then at most every `flush_secs`, and whenever `flush()` or
-    `close()` asks. `before_flush()`, if given, returns events to write before each flush.
-    `reopen()` after `close()` starts a new file in the same directory.
+    `add_event` queues an event (waiting while `max_queue` are pending, as TensorFlow's),
+    or a function that returns the events to write when the thread comes to it; the thread
+    writes them in order and makes them visible to readers (flushes the file) after the
+    first and then at most every `flush_secs`, and whenever `flush()` or `close()` asks.
+    `before_flush()`, if given, returns events to write before each flush. `reopen()`
+    after `close()` starts a new file in the same directory. Files still open when the
+    interpreter exits are closed first, so that nothing added is lost.
     """
 
     def __init__(self, logdir, max_queue=10, flush_secs=120, filename_suffix=None,
@@ -68,10 +72,12 @@ class EventFileWriter:
         self._thread = threading.Thread(target=self._write, name="EventFileWriter",
                                         daemon=True)
         self._thread.start()
+        _open_writers.add(self)
         self.add_event(event_pb2.Event(wall_time=time.time(), file_version=FILE_VERSION))
 
     def add_event(self, event):
-        """Queues `event` (an Event proto) to be written; nothing once closed."""
+        """Queues `event` (an Event proto, or a function returning a list of them) to be
+        written; nothing once closed."""
         if not self._closed:
             self._put(event)
 
@@ -90,6 +96,7 @@ class EventFileWriter:
             self._put((_CLOSE, None))
             self._thread.join()
             self._closed = True
+            _open_writers.discard(self)
             self._raise_failure()
 
     def _put(self, item):
@@ -117,7 +124,8 @@ class EventFileWriter:
                         return
                     done.set()
                     continue
-                self._file.write(item.SerializeToString())
+                for event in item() if callable(item) else (item,):
+                    self._file.write(event.SerializeToString())
                 if time.monotonic() >= next_flush:
                     self._flush_file()
                     next_flush = time.monotonic() + self._flush_secs
@@ -130,6 +138,15 @@ class EventFileWriter:
         for event in self._before_flush() if self._before_flush is not None else ():
             self._file.write(event.SerializeToString())
         self._file.flush()
+
+
+_open_writers = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_writers():
+    for writer in list(_open_writers):
+        writer.close()
 
 
 _naming = threading.Lock()

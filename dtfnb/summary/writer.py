@@ -45,7 +45,7 @@ class FileWriter:
                 "writes from this process")
         self._graph = None        # the Graph whose placement may still grow
         self._graph_step = None
-        self._graph_written = -1  # its placement count when last written
+        self._graph_written = None  # its placement count when last written
         self._lock = threading.Lock()
         self.event_writer = EventFileWriter(logdir, max_queue, flush_secs, filename_suffix,
                                             before_flush=self._placed_graph)
@@ -100,10 +100,12 @@ class FileWriter:
                     "instead of `graph_def`.")
             graph, graph_def = graph_def, None
         if isinstance(graph, Graph):
+            self._warn_if_closed()
             with self._lock:
                 self._graph, self._graph_step = graph, global_step
-                self._graph_written = graph._placed_updates
-            self._add_event(_graph_event(graph), global_step)
+                self._graph_written = None
+            # Made when written, so that no graph placed earlier comes after it.
+            self.event_writer.add_event(self._placed_graph)
             return
         given = graph if graph is not None else graph_def
         if not isinstance(given, graph_pb2.GraphDef):
@@ -169,7 +171,8 @@ class FileWriter:
                           "noop unless the FileWriter is explicitly reopened.", stacklevel=3)
 
     def _placed_graph(self):
-        """The graph again, where sessions placed more of it since it was written."""
+        """The graph to write: after `add_graph`, and again where sessions placed more
+        of it since it was written (the writer's thread asks before each flush)."""
         with self._lock:
             graph = self._graph
             if graph is None or graph._placed_updates == self._graph_written:

@@ -16,6 +16,7 @@ from dtfnb.train.basic_session_run_hooks import (
     SecondOrStepTimer,
     StepCounterHook,
     StopAtStepHook,
+    SummarySaverHook,
 )
 from dtfnb.train.checkpoint_management import (
     CheckpointState,

@@ -1,7 +1,10 @@
-"""The standard SessionRunHooks: stop at a step, save checkpoints, log tensors and speed.
+"""The standard SessionRunHooks: stop at a step, save checkpoints and summaries, log
+tensors and speed.
 
 As in TensorFlow, hooks log through Python's `logging` (logger "dtfnb.train") and
-never print: they may run in any thread.
+never print: they may run in any thread. Those that write events (the summaries, the
+steps per second, the graph and a SessionLog per checkpoint) share one FileWriter per
+directory, `tf.summary.FileWriterCache.get(dir)`.
 """
 
 import logging
@@ -12,7 +15,11 @@ import numpy as np
 
 from dtfnb.framework.graph import get_default_graph
 from dtfnb.framework.graph_keys import GraphKeys
+from dtfnb.protos.event_pb2 import SessionLog
+from dtfnb.protos.summary_pb2 import Summary
+from dtfnb.summary.writer import FileWriterCache
 from dtfnb.train import training_util
+from dtfnb.train.saver import export_meta_graph
 from dtfnb.train.session_run_hook import SessionRunArgs, SessionRunHook
 
 log = logging.getLogger("dtfnb.train")
@@ -176,11 +183,15 @@ class CheckpointSaverHook(SessionRunHook):
     """Saves a checkpoint when a session is created, every N seconds or steps, and at the end.
 
     Checkpoints are `<checkpoint_dir>/<checkpoint_basename>-<global step>`, written by
-    `saver`, the scaffold's saver, or the one Saver in the SAVERS collection.
+    `saver`, the scaffold's saver, or the one Saver in the SAVERS collection (with a
+    `.meta` file each unless `save_graph_def=False`). Into `checkpoint_dir`'s event file
+    go the graph and its MetaGraphDef when a session is created, and a SessionLog
+    CHECKPOINT at the global step of each save.
     """
 
     def __init__(self, checkpoint_dir, save_secs=None, save_steps=None, saver=None,
-                 checkpoint_basename="model.ckpt", scaffold=None, listeners=None):
+                 checkpoint_basename="model.ckpt", scaffold=None, listeners=None,
+                 save_graph_def=True):
         log.info("Create CheckpointSaverHook.")
         if saver is not None and scaffold is not None:
             raise ValueError("You cannot provide both saver and scaffold.")
@@ -190,17 +201,25 @@ class CheckpointSaverHook(SessionRunHook):
         self._scaffold = scaffold
         self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
         self._listeners = list(listeners or [])
+        self._save_graph_def = save_graph_def
 
     def begin(self):
-        """Finds the global step and tells the listeners the session begins."""
+        """Finds the global step and the writer, and tells the listeners the session begins."""
+        self._summary_writer = FileWriterCache.get(self._checkpoint_dir)
         self._global_step_tensor = _required_global_step_read("CheckpointSaverHook")
         for listener in self._listeners:
             listener.begin()
 
     def after_create_session(self, session, coord):
-        """Saves the state the session starts from (initialized or restored)."""
-        # The state at creation (initialised or just restored) is a checkpoint too.
+        """Writes the graph, then saves the state the session starts from (initialized
+        or restored)."""
         step = int(session.run(self._global_step_tensor))
+        # Here, not in begin(): other hooks' begin() may still add to the graph.
+        graph = get_default_graph()
+        self._summary_writer.add_graph(graph)
+        self._summary_writer.add_meta_graph(export_meta_graph(
+            graph=graph, saver_def=self._get_saver().saver_def))
+        # The state at creation (initialised or just restored) is a checkpoint too.
         self._save(session, step)
         self._timer.update_last_triggered_step(step)
 
@@ -230,7 +249,10 @@ class CheckpointSaverHook(SessionRunHook):
         for listener in self._listeners:
             listener.before_save(session, step)
         log.info("Saving checkpoints for %d into %s.", step, self._save_path)
-        self._get_saver().save(session, self._save_path, global_step=step)
+        self._get_saver().save(session, self._save_path, global_step=step,
+                               write_meta_graph=self._save_graph_def)
+        self._summary_writer.add_session_log(
+            SessionLog(status=SessionLog.CHECKPOINT, checkpoint_path=self._save_path), step)
         should_stop = False
         for listener in self._listeners:
             if listener.after_save(session, step):
@@ -339,12 +361,76 @@ class NanTensorHook(SessionRunHook):
             run_context.request_stop()
 
 
-class StepCounterHook(SessionRunHook):
-    """Logs `global_step/sec` every N steps or seconds.
+class SummarySaverHook(SessionRunHook):
+    """Writes the summaries of `summary_op` (one op or a list; else the scaffold's)
+    every N steps or seconds, at the global step after the run that computed them.
 
-    `output_dir` and `summary_writer` are accepted for TensorFlow's signature; dtfnb
-    writes no event files yet, so the rate is only logged.
+    Writes to `summary_writer`, else to `output_dir`'s FileWriter. After its first run
+    it also writes a SessionLog START at the global step: TensorBoard then drops what
+    a job before a restart wrote at that step and later (lost since its last checkpoint).
     """
+
+    def __init__(self, save_steps=None, save_secs=None, output_dir=None, summary_writer=None,
+                 scaffold=None, summary_op=None):
+        if (scaffold is None) == (summary_op is None):
+            raise ValueError("Exactly one of scaffold or summary_op must be provided.")
+        self._summary_op = summary_op
+        self._summary_writer = summary_writer
+        self._output_dir = output_dir
+        self._scaffold = scaffold
+        self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
+
+    def begin(self):
+        """Finds the global step and the writer."""
+        if self._summary_writer is None and self._output_dir:
+            self._summary_writer = FileWriterCache.get(self._output_dir)
+        self._next_step = None
+        self._global_step_tensor = _required_global_step_read("SummarySaverHook")
+
+    def before_run(self, run_context):
+        """Asks each run for the global step, and for the summaries when they are due."""
+        self._request_summary = (self._next_step is None
+                                 or self._timer.should_trigger_for_step(self._next_step))
+        requests = {"global_step": self._global_step_tensor}
+        summary_ops = self._get_summary_op() if self._request_summary else None
+        if summary_ops is not None:
+            requests["summary"] = summary_ops
+        return SessionRunArgs(requests)
+
+    def after_run(self, run_context, run_values):
+        """Writes the summaries fetched (and, after the first run, a START)."""
+        if not self._summary_writer:
+            return
+        global_step = run_values.results["global_step"] + 1
+        if self._next_step is None or self._request_summary:
+            # The real value after the train op (other workers may have stepped too).
+            global_step = int(run_context.session.run(self._global_step_tensor))
+        if self._next_step is None:
+            self._summary_writer.add_session_log(SessionLog(status=SessionLog.START),
+                                                 global_step)
+        if self._request_summary:
+            self._timer.update_last_triggered_step(global_step)
+            for summary in run_values.results.get("summary", []):
+                self._summary_writer.add_summary(summary, global_step)
+        self._next_step = global_step + 1
+
+    def end(self, session=None):
+        """Flushes the writer, so that TensorBoard sees every summary written."""
+        if self._summary_writer:
+            self._summary_writer.flush()
+
+    def _get_summary_op(self):
+        """The summary ops to fetch, as a list, or None."""
+        summary_op = (self._summary_op if self._summary_op is not None
+                      else self._scaffold.summary_op)
+        if summary_op is None:
+            return None
+        return summary_op if isinstance(summary_op, list) else [summary_op]
+
+
+class StepCounterHook(SessionRunHook):
+    """Logs `global_step/sec` every N steps or seconds, and writes it as a summary at
+    the global step to `summary_writer`, or to `output_dir`'s FileWriter, if given."""
 
     def __init__(self, every_n_steps=100, every_n_secs=None, output_dir=None,
                  summary_writer=None):
@@ -352,9 +438,14 @@ class StepCounterHook(SessionRunHook):
             raise ValueError("exactly one of every_n_steps and every_n_secs should be "
                              "provided.")
         self._timer = SecondOrStepTimer(every_steps=every_n_steps, every_secs=every_n_secs)
+        self._summary_writer = summary_writer
+        self._output_dir = output_dir
 
     def begin(self):
-        """Finds the global step and names the steps/sec summary after it."""
+        """Finds the global step and the writer, and names the steps/sec summary after
+        the global step."""
+        if self._summary_writer is None and self._output_dir:
+            self._summary_writer = FileWriterCache.get(self._output_dir)
         self._global_step_tensor = _required_global_step_read("StepCounterHook")
         self._summary_tag = training_util.get_global_step().op.name + "/sec"
 
@@ -377,7 +468,7 @@ class StepCounterHook(SessionRunHook):
             if self._timer.should_trigger_for_step(step):
                 elapsed_secs, elapsed_steps = self._timer.update_last_triggered_step(step)
                 if elapsed_secs is not None:
-                    log.info("%s: %g", self._summary_tag, elapsed_steps / elapsed_secs)
+                    self._log_and_record(elapsed_steps / elapsed_secs, step)
         if stale_step == self._last_global_step:
             # Some optimizers (SyncReplicasOptimizer on a worker) do not step every run.
             self._global_step_check_count += 1
@@ -391,6 +482,12 @@ class StepCounterHook(SessionRunHook):
         else:
             self._global_step_check_count = 0
         self._last_global_step = stale_step
+
+    def _log_and_record(self, steps_per_sec, step):
+        if self._summary_writer is not None:
+            self._summary_writer.add_summary(Summary(value=[Summary.Value(
+                tag=self._summary_tag, simple_value=steps_per_sec)]), step)
+        log.info("%s: %g", self._summary_tag, steps_per_sec)
 
 
 class FeedFnHook(SessionRunHook):

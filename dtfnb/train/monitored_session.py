@@ -27,7 +27,7 @@ import time
 from dtfnb.base import errors
 from dtfnb.framework.graph import get_default_graph
 from dtfnb.framework.graph_keys import GraphKeys
-from dtfnb.ops import variables
+from dtfnb.ops import summary_ops, variables
 from dtfnb.ops.control_flow_ops import group
 from dtfnb.ops.variables import report_uninitialized_variables
 from dtfnb.protos import config_pb2
@@ -58,7 +58,8 @@ class Scaffold:
     Defaults: init_op = global_variables_initializer(); ready_op = the uninitialized
     global and local variables; ready_for_local_init_op = the uninitialized global
     variables; local_init_op = local_variables_initializer() and the table
-    initializers; saver = the one in SAVERS, else a new sharded Saver.
+    initializers; summary_op = tf.summary.merge_all() (None without summaries);
+    saver = the one in SAVERS, else a new sharded Saver.
     """
 
     def __init__(self, init_op=None, init_feed_dict=None, init_fn=None, ready_op=None,
@@ -111,8 +112,8 @@ class Scaffold:
                 self._local_init_op = Scaffold.get_or_default(
                     "local_init_op", GraphKeys.LOCAL_INIT_OP, Scaffold.default_local_init_op)
             if self._summary_op is None:
-                summary_ops = graph.get_collection(GraphKeys.SUMMARY_OP)
-                self._summary_op = summary_ops[0] if summary_ops else None
+                self._summary_op = Scaffold.get_or_default(
+                    "summary_op", GraphKeys.SUMMARY_OP, summary_ops.merge_all)
             if self._saver is None:
                 self._saver = _saver_or_default(graph)
         graph.finalize()
@@ -385,18 +386,25 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaf
                              save_summaries_secs=USE_DEFAULT, config=None,
                              stop_grace_period_secs=120, log_step_count_steps=100,
                              max_wait_secs=7200, save_checkpoint_steps=USE_DEFAULT,
-                             summary_dir=None):
+                             summary_dir=None, save_graph_def=True):
     """A MonitoredSession for distributed training, set up as TensorFlow sets it up.
 
     The chief (`is_chief=True`) restores from `checkpoint_dir` or initialises the
-    model, and also runs `chief_only_hooks`, a StepCounterHook every
-    `log_step_count_steps` steps and a CheckpointSaverHook (every 600 s by default,
-    or every `save_checkpoint_steps`) when there is a `checkpoint_dir`. Other
-    workers wait up to `max_wait_secs` for the chief, and run only `hooks`.
-
-    Summaries are not written (dtfnb has no tf.summary yet): `save_summaries_*` and
-    `summary_dir` are accepted and ignored.
+    model, and also runs `chief_only_hooks` and, when it has a directory to write to:
+    into `summary_dir` (default `checkpoint_dir`) a StepCounterHook every
+    `log_step_count_steps` steps and a SummarySaverHook of the scaffold's summary op
+    (default `tf.summary.merge_all()`) every `save_summaries_steps` (default 100) or
+    `save_summaries_secs`; into `checkpoint_dir` a CheckpointSaverHook (every 600 s by
+    default, or every `save_checkpoint_steps`), which writes the graph. Other workers
+    wait up to `max_wait_secs` for the chief, and run only `hooks`: a worker that should
+    write summaries too adds its own SummarySaverHook, into a directory of its own.
     """
+    if save_summaries_steps is USE_DEFAULT and save_summaries_secs is USE_DEFAULT:
+        save_summaries_steps, save_summaries_secs = 100, None
+    elif save_summaries_secs is USE_DEFAULT:
+        save_summaries_secs = None
+    elif save_summaries_steps is USE_DEFAULT:
+        save_summaries_steps = None
     if save_checkpoint_secs is USE_DEFAULT and save_checkpoint_steps is USE_DEFAULT:
         save_checkpoint_secs, save_checkpoint_steps = 600, None
     elif save_checkpoint_secs is USE_DEFAULT:
@@ -412,18 +420,26 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaf
     all_hooks = list(chief_only_hooks or [])
     creator = ChiefSessionCreator(scaffold=scaffold, checkpoint_dir=checkpoint_dir,
                                   master=master, config=config)
-    if checkpoint_dir:
+    summary_dir = summary_dir or checkpoint_dir
+    if summary_dir:
         if log_step_count_steps and log_step_count_steps > 0:
             all_hooks.append(basic_session_run_hooks.StepCounterHook(
-                output_dir=checkpoint_dir, every_n_steps=log_step_count_steps))
-        if (save_checkpoint_secs and save_checkpoint_secs > 0) or (
-                save_checkpoint_steps and save_checkpoint_steps > 0):
-            all_hooks.append(basic_session_run_hooks.CheckpointSaverHook(
-                checkpoint_dir, save_steps=save_checkpoint_steps,
-                save_secs=save_checkpoint_secs, scaffold=scaffold))
+                output_dir=summary_dir, every_n_steps=log_step_count_steps))
+        if _positive(save_summaries_steps) or _positive(save_summaries_secs):
+            all_hooks.append(basic_session_run_hooks.SummarySaverHook(
+                scaffold=scaffold, save_steps=save_summaries_steps,
+                save_secs=save_summaries_secs, output_dir=summary_dir))
+    if checkpoint_dir and (_positive(save_checkpoint_secs) or _positive(save_checkpoint_steps)):
+        all_hooks.append(basic_session_run_hooks.CheckpointSaverHook(
+            checkpoint_dir, save_steps=save_checkpoint_steps, save_secs=save_checkpoint_secs,
+            scaffold=scaffold, save_graph_def=save_graph_def))
     all_hooks.extend(hooks or [])
     return MonitoredSession(session_creator=creator, hooks=all_hooks,
                             stop_grace_period_secs=stop_grace_period_secs)
+
+
+def _positive(every):
+    return every is not None and every > 0
 
 
 class _CoordinatedSessionCreator(SessionCreator):

@@ -1,5 +1,6 @@
-"""tf.train.Supervisor, the chapter-era way to train: a SessionManager, a Coordinator and
-a thread that saves a checkpoint every `save_model_secs`.
+"""tf.train.Supervisor, the chapter-era way to train: a SessionManager, a Coordinator and,
+on the chief, threads that save a checkpoint every `save_model_secs` and write summaries
+every `save_summaries_secs`.
 
     sv = tf.train.Supervisor(is_chief=task == 0, logdir="/tmp/train", global_step=step)
     with sv.managed_session(server.target) as sess:
@@ -7,22 +8,27 @@ a thread that saves a checkpoint every `save_model_secs`.
             sess.run(train_op)
 
 The chief restores the latest checkpoint of `logdir` or runs `init_op`; the other
-workers wait until it has. Summaries are not written (dtfnb has no tf.summary yet):
-`summary_op`, `save_summaries_secs` and `summary_writer` are accepted and unused.
+workers wait until it has. Only the chief writes events, as in TensorFlow: into a
+FileWriter of `logdir` (a new event file per Supervisor) go the graph, a SessionLog
+START at the global step it starts from, `summary_op`'s summaries and `global_step/sec`,
+a CHECKPOINT per save and a STOP when it stops.
 """
 
 import contextlib
 import logging
 import os
-import threading
+import time
 
 from dtfnb.framework.graph import get_default_graph
 from dtfnb.framework.graph_keys import GraphKeys
-from dtfnb.ops import variables
+from dtfnb.ops import summary_ops, variables
 from dtfnb.ops.control_flow_ops import group
+from dtfnb.protos.event_pb2 import SessionLog
+from dtfnb.protos.summary_pb2 import Summary
+from dtfnb.summary.writer import FileWriter
 from dtfnb.train import training_util
-from dtfnb.train.coordinator import Coordinator
-from dtfnb.train.saver import Saver
+from dtfnb.train.coordinator import Coordinator, LooperThread
+from dtfnb.train.saver import Saver, export_meta_graph
 from dtfnb.train.session_manager import SessionManager, close_quietly
 
 log = logging.getLogger("dtfnb.train")
@@ -32,8 +38,10 @@ class Supervisor:
     """Initialises or restores the model, runs the queue runners and saves checkpoints.
 
     Each op argument left at USE_DEFAULT is taken from its graph collection
-    (READY_OP, INIT_OP, LOCAL_INIT_OP, SAVERS, GLOBAL_STEP ...) or created as
-    TensorFlow does; None turns the service off. The graph is finalized.
+    (READY_OP, INIT_OP, LOCAL_INIT_OP, SAVERS, SUMMARY_OP, GLOBAL_STEP ...) or created
+    as TensorFlow does (`summary_op`: `tf.summary.merge_all()`); None turns the service
+    off. `logdir`, the services and the summary writer are the chief's only. The graph
+    is finalized.
     """
 
     USE_DEFAULT = 0
@@ -59,17 +67,25 @@ class Supervisor:
                     variables.local_variables_initializer(),
                     *self._graph.get_collection(GraphKeys.TABLE_INITIALIZERS)))
             self._saver = self._default(saver, GraphKeys.SAVERS, _default_saver)
-            self._summary_op = self._default(summary_op, GraphKeys.SUMMARY_OP, lambda: None)
+            self._summary_op = self._default(summary_op, GraphKeys.SUMMARY_OP,
+                                             summary_ops.merge_all)
             if global_step is Supervisor.USE_DEFAULT:
                 global_step = training_util.get_global_step(self._graph)
             self._global_step = global_step
         self._is_chief = is_chief
         self._init_feed_dict = init_feed_dict
         self._init_fn = init_fn
-        self._logdir = logdir
-        self._save_path = os.path.join(logdir, checkpoint_basename) if logdir else None
-        self._save_model_secs = save_model_secs
-        self._save_summaries_secs = save_summaries_secs
+        # What writes checkpoints and events is the chief's alone.
+        self._logdir = logdir if is_chief else None
+        self._save_path = os.path.join(logdir, checkpoint_basename) if self._logdir else None
+        self._save_model_secs = save_model_secs if is_chief else None
+        self._save_summaries_secs = save_summaries_secs if is_chief else None
+        if not is_chief:
+            summary_writer = None
+        elif summary_writer is Supervisor.USE_DEFAULT:
+            summary_writer = FileWriter(logdir) if logdir else None
+        self._summary_writer = summary_writer
+        self._graph_added_to_summary = False
         self._stop_grace_secs = stop_grace_secs
         self._coord = Coordinator()
         self._session_manager = session_manager or SessionManager(
@@ -95,17 +111,20 @@ class Supervisor:
 
     def prepare_or_wait_for_session(self, master="", config=None, wait_for_checkpoint=False,
                                     max_wait_secs=7200, start_standard_services=True):
-        """The chief's session restored or initialised (and its checkpoint thread
-        started), or, on other workers, a session once the chief is done; then the
-        queue runners start."""
+        """The chief's session restored or initialised (its graph written and its
+        services started), or, on other workers, a session once the chief is done;
+        then the queue runners start."""
         if self._coord.joined:
             self._coord.clear_stop()
+        if self._summary_writer:
+            self._summary_writer.reopen()
         if self._is_chief:
             sess = self._session_manager.prepare_session(
                 master, init_op=self._init_op, saver=self._saver,
                 checkpoint_dir=self._logdir, wait_for_checkpoint=wait_for_checkpoint,
                 max_wait_secs=max_wait_secs, config=config,
                 init_feed_dict=self._init_feed_dict, init_fn=self._init_fn)
+            self._write_graph()
             if start_standard_services:
                 log.info("Starting standard services.")
                 self.start_standard_services(sess)
@@ -117,15 +136,39 @@ class Supervisor:
             self.start_queue_runners(sess)
         return sess
 
+    def _write_graph(self):
+        # Once per opening of the writer, which writes it again as sessions place it.
+        if self._summary_writer and not self._graph_added_to_summary:
+            self._summary_writer.add_graph(self._graph)
+            self._summary_writer.add_meta_graph(export_meta_graph(
+                graph=self._graph, saver_def=self._saver.saver_def if self._saver else None))
+            self._graph_added_to_summary = True
+
     def start_standard_services(self, sess):
-        """Starts the checkpoint thread (chief only); returns the threads started."""
+        """Writes a SessionLog START at the current global step, then starts the
+        threads that write summaries and `global_step/sec` every `save_summaries_secs`
+        and save a checkpoint every `save_model_secs` (chief only, with a `logdir`);
+        returns the threads started."""
         if not self._is_chief:
             raise RuntimeError("Only chief supervisor can start standard services. Because "
                                "only chief supervisors can write events.")
-        threads = []
-        if self._saver and self._save_path and self._save_model_secs:
-            threads.append(self._start_thread(self._checkpoint_loop, sess, "SVCheckpoint"))
-        return threads
+        if not self._logdir:
+            log.warning("Standard services need a 'logdir' passed to the SessionManager")
+            return None
+        if self._global_step is not None and self._summary_writer:
+            # Without a step, TensorBoard could not tell which events a START supersedes.
+            self._summary_writer.add_session_log(SessionLog(status=SessionLog.START),
+                                                 self._step(sess))
+        loops = []
+        if self._save_summaries_secs and self._summary_writer:
+            if self._summary_op is not None:
+                loops.append((self._save_summaries_secs, self._summary_loop))
+            if self._global_step is not None:
+                loops.append((self._save_summaries_secs, _StepCounter(self, sess).record))
+        if self._saver and self._save_model_secs:
+            loops.append((self._save_model_secs, self._checkpoint_loop))
+        return [LooperThread.loop(self._coord, secs, target, args=(sess,))
+                for secs, target in loops]
 
     def start_queue_runners(self, sess, queue_runners=None):
         """Starts the threads of `queue_runners` (default: QUEUE_RUNNERS) under `coord`."""
@@ -135,20 +178,21 @@ class Supervisor:
                 for thread in qr.create_threads(sess, coord=self._coord, daemon=True,
                                                 start=True)]
 
-    def _start_thread(self, target, sess, name):
-        thread = threading.Thread(target=target, args=(sess,), name=name, daemon=True)
-        self._coord.register_thread(thread)
-        thread.start()
-        return thread
+    def _summary_loop(self, sess):
+        if self._global_step is not None:
+            summary, step = sess.run([self._summary_op, self._global_step])
+        else:
+            summary, step = sess.run(self._summary_op), None
+        log.info("Recording summary at step %s.", step)
+        self._summary_writer.add_summary(summary, step)
 
     def _checkpoint_loop(self, sess):
-        # Saves at once, then every save_model_secs, until a stop is requested.
-        with self._coord.stop_on_exception():
-            while True:
-                log.info("Saving checkpoint to path %s", self._save_path)
-                self._saver.save(sess, self._save_path, global_step=self._step(sess))
-                if self._coord.wait_for_stop(self._save_model_secs):
-                    return
+        log.info("Saving checkpoint to path %s", self._save_path)
+        step = self._step(sess)
+        self._saver.save(sess, self._save_path, global_step=step)
+        if self._summary_writer and step is not None:
+            self._summary_writer.add_session_log(
+                SessionLog(status=SessionLog.CHECKPOINT, checkpoint_path=self._save_path), step)
 
     def _step(self, sess):
         if self._global_step is None:
@@ -174,10 +218,18 @@ class Supervisor:
                 close_quietly(sess)  # which cancels what threads were blocked on
 
     def stop(self, threads=None, close_summary_writer=True, ignore_live_threads=False):
-        """Requests a stop and joins the threads; re-raises what a thread failed with."""
+        """Requests a stop and joins the threads; re-raises what a thread failed with.
+        Then, with `close_summary_writer`, writes a SessionLog STOP and closes the writer."""
         self._coord.request_stop()
-        self._coord.join(threads, stop_grace_period_secs=self._stop_grace_secs,
-                         ignore_live_threads=ignore_live_threads)
+        try:
+            self._coord.join(threads, stop_grace_period_secs=self._stop_grace_secs,
+                             ignore_live_threads=ignore_live_threads)
+        finally:
+            # Last, as the threads write to it; without a step, as the session may be gone.
+            if close_summary_writer and self._summary_writer:
+                self._summary_writer.add_session_log(SessionLog(status=SessionLog.STOP))
+                self._summary_writer.close()
+                self._graph_added_to_summary = False
 
     def request_stop(self, ex=None):
         """Request that the coordinator stop the threads (see `Coordinator.request_stop`)."""
@@ -194,6 +246,15 @@ class Supervisor:
     def wait_for_stop(self):
         """Block waiting for the coordinator to stop."""
         self._coord.wait_for_stop()
+
+    def summary_computed(self, sess, summary, global_step=None):
+        """Writes `summary` (a Summary proto or its bytes, as a summary op returns it) at
+        `global_step`, by default the current one."""
+        if not self._summary_writer:
+            raise RuntimeError("Writing a summary requires a summary writer.")
+        if global_step is None and self._global_step is not None:
+            global_step = self._step(sess)
+        self._summary_writer.add_summary(summary, global_step)
 
     # -- what it was built with -----------------------------------------------------
 
@@ -233,6 +294,11 @@ class Supervisor:
         return self._ready_for_local_init_op
 
     @property
+    def summary_writer(self):
+        """Return the FileWriter used by the chief supervisor, or None."""
+        return self._summary_writer
+
+    @property
     def summary_op(self):
         """Return the Summary Tensor used by the chief supervisor."""
         return self._summary_op
@@ -261,6 +327,27 @@ class Supervisor:
     def save_path(self):
         """Return the save path used by the supervisor."""
         return self._save_path
+
+
+class _StepCounter:
+    """The `global_step/sec` summary of a Supervisor: the steps since its last record,
+    over the seconds since."""
+
+    def __init__(self, sv, sess):
+        self._sv = sv
+        self._tag = f"{sv.global_step.op.name}/sec"
+        self._last_time = time.time()
+        self._last_step = sv._step(sess)
+
+    def record(self, sess):
+        """Writes the rate since the last call, at the current global step."""
+        step, now = self._sv._step(sess), time.time()
+        elapsed = now - self._last_time
+        steps_per_sec = (step - self._last_step) / elapsed if elapsed > 0 else float("inf")
+        self._last_step, self._last_time = step, now
+        self._sv.summary_writer.add_summary(
+            Summary(value=[Summary.Value(tag=self._tag, simple_value=steps_per_sec)]), step)
+        log.info("%s: %g", self._tag, steps_per_sec)
 
 
 def _default_saver():

@@ -1,7 +1,9 @@
 """MonitoredTrainingSession across tasks: a chief and a worker training between graphs on
-servers of this process, with and without SyncReplicasOptimizer's hooks; and, with tasks
-as real processes, recovery from a restarted ps task, worker task or non-chief client."""
+servers of this process, with and without SyncReplicasOptimizer's hooks; with tasks as
+real processes, the event files each worker writes, and recovery from a restarted ps
+task, worker task or non-chief client."""
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -21,10 +23,11 @@ from tests.helpers import (
 )
 
 
-def _train_chief_and_worker(build, **session_args):
+def _train_chief_and_worker(build, processes=False, **session_args):
     """A chief and a worker client, each in its own thread with its own graph built by
     `build(cluster, task) -> (global_step, train_op, hooks)`, train over servers of a
-    1 ps + 2 worker cluster; returns {task: (runs, final global step)}."""
+    1 ps + 2 worker cluster (tasks as processes with `processes`); returns
+    {task: (runs, final global step)}."""
     chief_ready = threading.Event()
     results = {}
 
@@ -34,7 +37,7 @@ def _train_chief_and_worker(build, **session_args):
             if task == 1:
                 chief_ready.wait(30)
             final = tf.train.FinalOpsHook(step)
-            with tf.train.MonitoredTrainingSession(tasks["worker", task].target,
+            with tf.train.MonitoredTrainingSession(tasks.target("worker", task),
                                                    is_chief=task == 0,
                                                    hooks=[*hooks, final],
                                                    **session_args) as sess:
@@ -45,7 +48,7 @@ def _train_chief_and_worker(build, **session_args):
                     runs += 1
             results[task] = runs, final.final_ops_values
 
-    with Cluster({"ps": 1, "worker": 2}) as tasks:
+    with Cluster({"ps": 1, "worker": 2}, processes=processes) as tasks:
         threads = [threading.Thread(target=replica, args=(task,)) for task in (0, 1)]
         for thread in threads:
             thread.start()
@@ -87,6 +90,43 @@ def test_sync_replicas_hooks_run_inside_monitored_training_sessions():
     results = _train_chief_and_worker(build, stop_grace_period_secs=0.5)
     assert [step for _, step in results.values()] == [6, 6]  # one update per 2 gradients
     assert sum(runs for runs, _ in results.values()) >= 2 * 6
+
+
+def test_each_worker_writes_a_run_of_its_own_that_tensorboard_loads(tmp_path):
+    """The chief writes into `checkpoint_dir`, as TensorFlow's MonitoredTrainingSession
+    does; the other worker, whose session writes nothing by default, adds a
+    SummarySaverHook into a directory of its own: TensorBoard shows one run per task."""
+    event_multiplexer = pytest.importorskip(
+        "tensorboard.backend.event_processing.event_multiplexer")
+    logdir = str(tmp_path)
+
+    def build(cluster, task):
+        step, _, loss, train = square_descent(tf.train.replica_device_setter(
+            cluster=cluster, worker_device=f"/job:worker/task:{task}"))
+        tf.summary.scalar("x_squared", loss)
+        hooks = [tf.train.StopAtStepHook(last_step=20)]
+        if task != 0:
+            hooks.append(tf.train.SummarySaverHook(
+                save_steps=1, output_dir=os.path.join(logdir, f"worker_{task}"),
+                summary_op=tf.summary.merge_all()))
+        return step, train, hooks
+
+    _train_chief_and_worker(build, processes=True, checkpoint_dir=logdir,
+                            save_summaries_steps=1, log_step_count_steps=1)
+    tf.summary.FileWriterCache.clear()  # what the hooks wrote, in the files
+    runs = event_multiplexer.EventMultiplexer().AddRunsFromDirectory(logdir)
+    runs.Reload()
+    assert sorted(runs.Runs()) == [".", "worker_1"]
+    ps = "/job:ps/replica:0/task:0/device:CPU:0"
+    for run, task in ((".", 0), ("worker_1", 1)):
+        steps = [s.step for s in runs.Scalars(run, "x_squared")]
+        assert steps == sorted(set(steps)) and 1 <= steps[0] and steps[-1] <= 23, steps
+        # Each run's graph is its own task's, as its session placed it.
+        devices = {node.name: node.device for node in runs.Graph(run).node}
+        assert devices["x"] == ps
+        assert devices["loss"] == f"/job:worker/replica:0/task:{task}/device:CPU:0"
+    assert runs.Scalars(".", "global_step/sec")  # the chief's alone
+    assert "global_step/sec" not in runs.Runs()["worker_1"]["scalars"]
 
 
 # -- tasks as processes: a ps task or a worker task restarts ---------------------------

@@ -3,6 +3,9 @@ TensorBoard's loaders (its EventAccumulator, and its record reader, which checks
 CRC)."""
 
 import os
+import subprocess
+import sys
+import textwrap
 import warnings
 
 import numpy as np
@@ -184,3 +187,15 @@ def test_a_graph_def_is_written_as_given_with_a_warning(tmp_path, caplog):
         writer.add_graph(tf.get_default_graph().as_graph_def())
     assert "deprecated" in caplog.text
     assert [n.name for n in _loaded(tmp_path).Graph().node] == ["c"]
+
+
+def test_events_of_a_writer_never_closed_are_in_the_file_after_exit(tmp_path):
+    script = textwrap.dedent(f"""
+        import dtfnb as tf
+        writer = tf.summary.FileWriter({str(tmp_path)!r}, flush_secs=3600)
+        for step in range(20):
+            writer.add_summary(tf.Summary(value=[tf.Summary.Value(tag="a", simple_value=step)]),
+                               step)
+    """)
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
+    assert [s.step for s in _loaded(tmp_path).Scalars("a")] == list(range(20))
