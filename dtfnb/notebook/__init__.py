@@ -1,6 +1,7 @@
 """dtfnb in Jupyter: `%load_ext dtfnb` gives the %%cluster magic (a LocalCluster of task
-processes), widgets fed by the monitor stream, rich displays and the JupyterLab panel's
-comm. Imported in a kernel, this package loads the extension itself.
+processes), %board (TensorBoard on a log directory), widgets fed by the monitor stream,
+rich displays and the JupyterLab panel's comm. Imported in a kernel, this package loads
+the extension itself.
 
 Nothing in dtfnb imports this package: `import dtfnb` stays free of IPython.
 """

@@ -12,16 +12,20 @@ The body may also be the chapter's ClusterSpec dict, `{"ps": ["127.0.0.1:2221"],
 ps:0=1Gbit --slow worker:2=x3` emulate network links and slow tasks (LocalCluster's
 `link`, `links` and `slow`). `%cluster list`, `%cluster status`,
 `%cluster stop [NAME] [--all]` and `%cluster logs JOB TASK` manage what is running.
+
+`%board LOGDIR` shows TensorBoard on a log directory (board.py), in TensorBoard's own
+notebook frame.
 """
 
 import ast
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import MagicArgumentParser
 from IPython.display import display
 
 from dtfnb.notebook import reprs
+from dtfnb.notebook.board import tensorboard, tensorboard_module
 from dtfnb.notebook.forkserver import fork_server
 from dtfnb.notebook.launcher import LocalCluster, live_clusters
 from dtfnb.notebook.progress import in_notebook
@@ -61,7 +65,18 @@ def _line_parser():
     return parser
 
 
-CELL_PARSER, LINE_PARSER = _cell_parser(), _line_parser()
+def _board_parser():
+    parser = MagicArgumentParser(prog="%board",
+                                 description="Show TensorBoard on a log directory.")
+    parser.add_argument("logdir", help="the log directory (TensorBoard's --logdir)")
+    parser.add_argument("--port", type=int, default=0,
+                        help="the port on 127.0.0.1 (default: one the system picks)")
+    parser.add_argument("--height", type=int, default=800,
+                        help="the height of its frame in pixels (default: 800)")
+    return parser
+
+
+CELL_PARSER, LINE_PARSER, BOARD_PARSER = _cell_parser(), _line_parser(), _board_parser()
 
 
 def parse_cluster(text):
@@ -191,10 +206,28 @@ class ClusterMagics(Magics):
             view.close()
 
 
+@magics_class
+class BoardMagics(Magics):
+    """The `%board` magic: TensorBoard on a log directory, started or reused."""
+
+    @line_magic
+    def board(self, line):
+        """%board LOGDIR [--port P] [--height PX]: shows this kernel's TensorBoard on
+        LOGDIR, started (on 127.0.0.1) if none runs, in TensorBoard's own notebook frame;
+        outside a notebook, its address."""
+        args = BOARD_PARSER.parse_argstring(line)
+        try:
+            board = tensorboard(args.logdir, args.port)
+            notebook = tensorboard_module("notebook")
+        except (ImportError, RuntimeError, TimeoutError) as err:
+            raise UsageError(str(err)) from None
+        notebook.display(port=board.port, height=args.height)
+
+
 def load(shell):
     """What `%load_ext dtfnb` does."""
     global _panel
-    shell.register_magics(ClusterMagics)
+    shell.register_magics(ClusterMagics, BoardMagics)
     reprs.register(shell)
     fork_server()   # imports dtfnb in the background, before the first %%cluster
     if getattr(shell, "kernel", None) is not None and _panel is None:
@@ -208,8 +241,8 @@ def unload(shell):
     """What `%unload_ext dtfnb` does: the magics, displays and the panel's comm go away
     (running clusters keep running)."""
     global _panel
-    for kind in ("line", "cell"):
-        shell.magics_manager.magics[kind].pop("cluster", None)
+    for kind, name in (("line", "cluster"), ("cell", "cluster"), ("line", "board")):
+        shell.magics_manager.magics[kind].pop(name, None)
     reprs.unregister(shell)
     if _panel is not None:
         _panel.stop()

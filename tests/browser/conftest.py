@@ -4,6 +4,7 @@ Jupyter dirs, driven by the Debian chromium through Playwright.
 Screenshots go to test-artifacts/ at the repository root; a failed test leaves one too.
 """
 
+import contextlib
 import json
 import os
 import secrets
@@ -24,12 +25,17 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
                  "--disable-component-update", "--disable-sync"]
 
 
-def _needs():
+def needs(*modules):
+    """Skips the test without chromium, playwright or any of `modules`."""
     if not Path(CHROMIUM).exists():
         pytest.skip(f"browser tests need chromium at {CHROMIUM} (apt-get install chromium); "
                     ".ci/run installs it")
-    for module in ("playwright", "jupyterlab"):
+    for module in ("playwright", *modules):
         pytest.importorskip(module, reason=f"browser tests need {module} (pip install -e .[dev])")
+
+
+def _needs():
+    needs("jupyterlab")
     labextension = Path(sys.prefix) / "share/jupyter/labextensions/dtfnb/package.json"
     if not labextension.exists():
         pytest.skip(f"the dtfnb labextension is not installed at {labextension.parent} "
@@ -132,8 +138,9 @@ def lab(tmp_path_factory):
         lab.stop()
 
 
-@pytest.fixture(scope="module")
-def page(lab):
+@contextlib.contextmanager
+def chromium_page():
+    """A page of the system chromium, 1440 by 900, driven by Playwright."""
     from playwright.sync_api import sync_playwright
 
     ARTIFACTS.mkdir(exist_ok=True)
@@ -146,6 +153,12 @@ def page(lab):
             yield page
         finally:
             browser.close()
+
+
+@pytest.fixture(scope="module")
+def page(lab):
+    with chromium_page() as page:
+        yield page
 
 
 @pytest.hookimpl(hookwrapper=True)
