@@ -380,6 +380,14 @@ class SingularMonitoredSession(_MonitoredSession):
         return self._tf_sess()
 
 
+def _every(steps, secs, default):
+    """A periodic hook's (steps, secs): `default` when neither was given, else what was
+    given, the other one None."""
+    if steps is USE_DEFAULT and secs is USE_DEFAULT:
+        return default
+    return (None if steps is USE_DEFAULT else steps, None if secs is USE_DEFAULT else secs)
+
+
 def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaffold=None,
                              hooks=None, chief_only_hooks=None,
                              save_checkpoint_secs=USE_DEFAULT, save_summaries_steps=USE_DEFAULT,
@@ -399,18 +407,10 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaf
     wait up to `max_wait_secs` for the chief, and run only `hooks`: a worker that should
     write summaries too adds its own SummarySaverHook, into a directory of its own.
     """
-    if save_summaries_steps is USE_DEFAULT and save_summaries_secs is USE_DEFAULT:
-        save_summaries_steps, save_summaries_secs = 100, None
-    elif save_summaries_secs is USE_DEFAULT:
-        save_summaries_secs = None
-    elif save_summaries_steps is USE_DEFAULT:
-        save_summaries_steps = None
-    if save_checkpoint_secs is USE_DEFAULT and save_checkpoint_steps is USE_DEFAULT:
-        save_checkpoint_secs, save_checkpoint_steps = 600, None
-    elif save_checkpoint_secs is USE_DEFAULT:
-        save_checkpoint_secs = None
-    elif save_checkpoint_steps is USE_DEFAULT:
-        save_checkpoint_steps = None
+    save_summaries_steps, save_summaries_secs = _every(
+        save_summaries_steps, save_summaries_secs, default=(100, None))
+    save_checkpoint_steps, save_checkpoint_secs = _every(
+        save_checkpoint_steps, save_checkpoint_secs, default=(None, 600))
     scaffold = scaffold or Scaffold()
     if not is_chief:
         creator = WorkerSessionCreator(scaffold=scaffold, master=master, config=config,
