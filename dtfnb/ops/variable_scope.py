@@ -7,6 +7,7 @@ dense_1, …). Both live in collections under private keys, so they come and go
 with their graph.
 """
 
+import collections.abc as collections_abc
 import contextlib
 import enum
 import functools
@@ -16,13 +17,15 @@ import traceback
 
 from dtfnb.base import dtypes
 from dtfnb.base.shapes import as_shape, unknown_shape
+from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.graph import get_default_graph
 from dtfnb.framework.graph_keys import GraphKeys
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import init_ops
 from dtfnb.ops.building import graph_of
 from dtfnb.ops.constant_op import _infer_dtype
-from dtfnb.ops.variables import Variable
+from dtfnb.ops.slicing_ops import slice as slice_
+from dtfnb.ops.variables import PartitionedVariable, Variable
 
 
 class _ReuseMode(enum.Enum):
@@ -38,10 +41,12 @@ _VARSCOPESTORE_KEY = ("__varscope",)
 # -- the per-graph stores -----------------------------------------------------------------
 
 class _VariableStore:
-    """Variables created by get_variable in one graph, by full name."""
+    """Variables created by get_variable in one graph, by full name (a partitioned one's
+    parts in `_vars`, the PartitionedVariable itself in `_partitioned_vars`)."""
 
     def __init__(self):
         self._vars = {}
+        self._partitioned_vars = {}
         self._origins = {}  # name → where it was created, for the "already exists" error
 
     def get_variable(self, name, shape=None, dtype=dtypes.float32, initializer=None,
@@ -66,13 +71,109 @@ class _VariableStore:
                      regularizer=None, reuse=None, trainable=None, collections=None,
                      caching_device=None, partitioner=None, validate_shape=True,
                      use_resource=None, constraint=None, **_ignored):
-        if partitioner is not None:
-            raise ValueError("dtfnb does not support partitioned variables (partitioner="
-                             f"{partitioner!r}).")
+        dtype = dtypes.as_dtype(dtype).base_dtype
+        common = dict(shape=shape, dtype=dtype, initializer=initializer,
+                      regularizer=regularizer, reuse=reuse, trainable=trainable,
+                      collections=collections, caching_device=caching_device,
+                      validate_shape=validate_shape, constraint=constraint)
+        # A scalar, given as an empty shape, is never partitioned (TensorFlow's rule).
+        is_scalar = isinstance(shape, collections_abc.Sequence) and not shape
+        if partitioner is not None and not is_scalar:
+            if not callable(partitioner):
+                raise ValueError(f"Partitioner must be callable, but received: {partitioner}")
+            with get_default_graph().name_scope(None):
+                return self._get_partitioned_variable(name, partitioner, **common)
+        if reuse is True and partitioner is None and name in self._partitioned_vars:
+            return self._get_partitioned_variable(name, None, **common)
+        if f"{name}/part_0" in self._vars:
+            raise ValueError(
+                "No partitioner was provided, but a partitioned version of the variable was "
+                f"found: {name}/part_0. Perhaps a variable of the same name was already "
+                "created with partitioning?")
+        return self._get_single_variable(name, **common)
+
+    def _get_partitioned_variable(self, name, partitioner, shape=None, dtype=dtypes.float32,
+                                  initializer=None, reuse=None, **single):
+        """The PartitionedVariable `name`: its parts `name/part_<i>`, made or reused.
+
+        A callable initializer is called once per part with the part's shape and a
+        `partition_info` (the full shape and the part's offset, from which glorot
+        takes its fans); a value is converted once per part and sliced.
+        """
+        graph = get_default_graph()
+        if name in self._vars:
+            raise ValueError(
+                "A partitioner was provided, but an unpartitioned version of the variable was "
+                f"found: {name}.  Perhaps a variable of the same name was already created "
+                "without partitioning?")
+        shape = as_shape(shape)
+        if isinstance(initializer, Tensor):
+            shape = shape.merge_with(initializer.get_shape())
+        partitions = None
+        if not reuse or partitioner:
+            partitions = _call_partitioner(partitioner, shape, dtype)
+        if name in self._partitioned_vars:
+            if not reuse:
+                raise ValueError(f"Partitioned variable with name {name} already exists. Did "
+                                 "you mean to set reuse=True or reuse=tf.AUTO_REUSE in "
+                                 "VarScope?")
+            found = self._partitioned_vars[name]
+            if not shape.is_compatible_with(found.get_shape()):
+                raise ValueError(f"Trying to reuse partitioned variable {name}, but specified "
+                                 f"shape {shape} and found shape {found.get_shape()}.")
+            if not dtype.is_compatible_with(found.dtype):
+                raise ValueError(f"Trying to reuse partitioned variable {name}, but specified "
+                                 f"dtype {dtype.name} and found dtype {found.dtype.name}.")
+            if partitions is not None and found._get_partitions() != partitions:
+                raise ValueError(f"Trying to reuse partitioned variable {name}, but specified "
+                                 f"partitions {partitions} and found partitions "
+                                 f"{found._get_partitions()}.")
+            return found
+        if reuse is True:
+            raise ValueError(f"PartitionedVariable {name} does not exist, or was not created "
+                             "with tf.get_variable(). Did you mean to set reuse=False or "
+                             "reuse=tf.AUTO_REUSE in VarScope?")
+        axis, count = next(((i, p) for i, p in enumerate(partitions) if p > 1), (0, 1))
+        if f"{name}/part_0" in self._vars:
+            if f"{name}/part_{count - 1}" not in self._vars:
+                raise ValueError(
+                    "Partitioner returned a different partitioning than what was already "
+                    f"found.  Partitioner returned {count} shards, and shard {name}/part_0 was "
+                    f"found, but {name}/part_{count - 1} was not.")
+            if f"{name}/part_{count}" in self._vars:
+                raise ValueError(
+                    "Partitioner returned a different partitioning than what was already "
+                    f"found.  Partitioner returned {count} shards, and shard {name}/part_0 was "
+                    f"found, but so was the extra shard {name}/part_{count}.")
+        parts = []
+        for i, (offset, part_shape) in enumerate(_slices(shape.as_list(), count, axis)):
+            part_name = f"{name}/part_{i}"
+            with graph.name_scope(f"{part_name}/PartitionedInitializer"):
+                init, init_shape = initializer, part_shape
+                if initializer is None:
+                    init = _default_initializer(name, dtype)
+                elif not callable(initializer):
+                    init = slice_(convert_to_tensor(initializer, dtype=None if isinstance(
+                        initializer, Tensor) else dtype), offset, part_shape)
+                    dtype, init_shape = init.dtype.base_dtype, None
+            with graph.name_scope(None):
+                var = self._get_single_variable(
+                    part_name, shape=init_shape, dtype=dtype, initializer=init, reuse=reuse,
+                    partition_info=_PartitionInfo(shape.as_list(), offset), **single)
+            var._set_save_slice_info(Variable.SaveSliceInfo(name, shape.as_list(), offset,
+                                                            part_shape))
+            parts.append(var)
+        partitioned = PartitionedVariable(name, shape, dtype, parts, partitions)
+        self._partitioned_vars[name] = partitioned
+        return partitioned
+
+    def _get_single_variable(self, name, shape=None, dtype=dtypes.float32, initializer=None,
+                             regularizer=None, reuse=None, trainable=None, collections=None,
+                             caching_device=None, validate_shape=True, constraint=None,
+                             partition_info=None):
         from_value = initializer is not None and not callable(initializer)
         if shape is not None and from_value:
             raise ValueError("If initializer is a constant, do not specify shape.")
-        dtype = dtypes.as_dtype(dtype).base_dtype
         shape = unknown_shape() if shape is None else as_shape(shape)
 
         if name in self._vars:
@@ -103,7 +204,7 @@ class _VariableStore:
                 initializer = initializer()
             if shape.is_fully_defined():
                 init_val = functools.partial(_call_initializer, initializer, shape.as_list(),
-                                             dtype)
+                                             dtype, partition_info)
                 variable_dtype = dtype
             elif _takes_no_arguments(initializer):
                 init_val, variable_dtype = initializer, None
@@ -135,14 +236,56 @@ def _default_initializer(name, dtype):
     raise ValueError(f"An initializer for variable {name} of {dtype} is required")
 
 
-def _call_initializer(initializer, shape, dtype):
+def _call_initializer(initializer, shape, dtype, partition_info):
     try:
         params = inspect.signature(initializer).parameters
     except (TypeError, ValueError):
         params = {}
     if "partition_info" in params or any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        return initializer(shape, dtype=dtype, partition_info=None)
+        return initializer(shape, dtype=dtype, partition_info=partition_info)
     return initializer(shape, dtype=dtype)
+
+
+class _PartitionInfo:
+    """What an initializer learns of the part it initializes: the full variable's shape
+    and the part's offset in it."""
+
+    def __init__(self, full_shape, var_offset):
+        self.full_shape = full_shape
+        self.var_offset = var_offset
+
+
+def _call_partitioner(partitioner, shape, dtype):
+    """The partitioner's counts per dimension, checked: as many as dimensions, all at
+    least 1, at most one above 1."""
+    if not shape.is_fully_defined():
+        raise ValueError("Shape of a new partitioned variable must be fully defined, but "
+                         f"instead was {shape}.")
+    if shape.ndims < 1:
+        raise ValueError(f"A partitioned Variable must have rank at least 1, shape: {shape}")
+    partitions = partitioner(shape=shape, dtype=dtype)
+    if not isinstance(partitions, collections_abc.Sequence):
+        raise ValueError(f"Partitioner must return a sequence, but saw: {partitions}")
+    if len(partitions) != shape.ndims:
+        raise ValueError("Partitioner returned a partition list that does not match the "
+                         f"Variable's rank: {partitions} vs. {shape}")
+    if any(p < 1 for p in partitions):
+        raise ValueError(f"Partitioner returned zero partitions for some axes: {partitions}")
+    if sum(p > 1 for p in partitions) > 1:
+        raise ValueError("Can only slice a variable along one dimension: shape: "
+                         f"{shape}, partitioning: {partitions}")
+    return partitions
+
+
+def _slices(full_shape, count, axis):
+    """(offset, shape) of each of `count` parts along `axis`: the first parts one longer
+    when the axis does not divide evenly."""
+    offset = [0] * len(full_shape)
+    for i in range(count):
+        shape = list(full_shape)
+        shape[axis] = full_shape[axis] // count + (i < full_shape[axis] % count)
+        yield list(offset), shape
+        offset[axis] += shape[axis]
 
 
 def _takes_no_arguments(fn):

@@ -3,13 +3,13 @@
 import numpy as np
 
 from dtfnb.base import dtypes
-from dtfnb.base.shapes import unknown_shape
+from dtfnb.base.shapes import as_shape, unknown_shape
 from dtfnb.framework.convert import convert_to_tensor, register_tensor_conversion_function
 from dtfnb.framework.graph import get_default_graph
 from dtfnb.framework.graph_keys import GraphKeys
 from dtfnb.framework.tensor import _OPERATOR_NAMES
 from dtfnb.ops import math_ops, state_ops
-from dtfnb.ops.array_ops import identity, stack
+from dtfnb.ops.array_ops import concat, identity, split, stack
 from dtfnb.ops.constant_op import constant
 from dtfnb.ops.control_flow_ops import group, no_op
 from dtfnb.ops.slicing_ops import boolean_mask
@@ -191,6 +191,31 @@ class Variable:
     def __iter__(self):
         return iter(self._snapshot)
 
+    # -- a part of a partitioned variable ---------------------------------------------
+
+    class SaveSliceInfo:
+        """Where a part of a partitioned variable lies in the full variable, which a Saver
+        writes it into as a slice."""
+
+        def __init__(self, full_name=None, full_shape=None, var_offset=None, var_shape=None):
+            self.full_name = full_name
+            self.full_shape = full_shape
+            self.var_offset = var_offset
+            self.var_shape = var_shape
+
+        @property
+        def spec(self):
+            """The slice as RestoreV2's shape_and_slices writes it: "4 3 0,2:0,3" is rows
+            0..1 and columns 0..2 of a [4, 3] variable."""
+            extents = ":".join(f"{o},{s}" for o, s in zip(self.var_offset, self.var_shape))
+            return " ".join(str(d) for d in self.full_shape) + " " + extents
+
+    def _set_save_slice_info(self, save_slice_info):
+        self._save_slice_info = save_slice_info
+
+    def _get_save_slice_info(self):
+        return self._save_slice_info
+
 
 for _name in _OPERATOR_NAMES:
     setattr(Variable, _name, Variable._operator(_name))
@@ -207,6 +232,132 @@ def _convert_variable(value, dtype=None, name=None, as_ref=False):
 register_tensor_conversion_function(Variable, _convert_variable, priority=10)
 
 RefVariable = Variable
+
+
+class PartitionedVariable:
+    """A variable stored as parts (`w/part_0`, `w/part_1`, …), split along one axis.
+
+    get_variable with a partitioner makes one: each part is a Variable of its own, so
+    replica_device_setter places the parts on the ps tasks in turn, and a Saver writes
+    them as slices of one checkpoint entry `w`. Iterating gives the parts in order;
+    used as a tensor it is their concatenation (ConcatV2), read where it is used.
+    """
+
+    def __init__(self, name, shape, dtype, variable_list, partitions):
+        if not isinstance(variable_list, (list, tuple)):
+            raise TypeError(f"variable_list is not a list or tuple: {variable_list}")
+        if not isinstance(partitions, (list, tuple)):
+            raise TypeError(f"partitions is not a list or tuple: {partitions}")
+        if not all(p >= 1 for p in partitions):
+            raise ValueError(f"partition values must be positive: {partitions}")
+        if not variable_list:
+            raise ValueError("variable_list may not be empty")
+        if any(v._get_save_slice_info() is None for v in variable_list):
+            raise ValueError("All variables must have a save_slice_info available: "
+                             f"{[v.name for v in variable_list]}")
+        self._variable_list = sorted(variable_list,
+                                     key=lambda v: v._get_save_slice_info().var_offset)
+        self._name = name
+        self._shape = as_shape(shape)
+        self._dtype = dtypes.as_dtype(dtype)
+        self._partitions = list(partitions)
+
+    def __iter__(self):
+        """The parts, in order along the partitioned axis."""
+        return iter(self._variable_list)
+
+    def __len__(self):
+        return len(self._variable_list)
+
+    def _partition_axes(self):
+        return [i for i, p in enumerate(self._partitions) if p > 1] or [0]
+
+    def _concat(self):
+        """The parts concatenated, under the control dependencies of the caller's scope."""
+        graph = self._variable_list[0].graph
+        if len(self._variable_list) == 1:
+            with graph.name_scope(None):
+                return identity(self._variable_list[0], name=self._name)
+        with graph.name_scope(self._name + "/ConcatPartitions/"):
+            concatenated = concat(self._variable_list, self._partition_axes()[0])
+        with graph.name_scope(None):
+            return identity(concatenated, name=self._name)
+
+    def as_tensor(self):
+        """The full value: the parts concatenated (`<name>/ConcatPartitions/concat`, read
+        through an Identity named `<name>`), free of the caller's control dependencies."""
+        with self._variable_list[0].graph.control_dependencies(None):
+            return self._concat()
+
+    @property
+    def name(self):
+        """The full variable's name ("w"), which the parts' names extend."""
+        return self._name
+
+    @property
+    def dtype(self):
+        """The parts' value dtype (float32, not float32_ref)."""
+        return self._dtype
+
+    @property
+    def shape(self):
+        """The `TensorShape` of the full variable."""
+        return self._shape
+
+    def get_shape(self):
+        """Alias of `PartitionedVariable.shape`."""
+        return self._shape
+
+    def _get_variable_list(self):
+        return self._variable_list
+
+    def _get_partitions(self):
+        return self._partitions
+
+    def _apply_assign_fn(self, assign_fn, value):
+        """assign_fn(part, its share of `value`) for each part: `value` is split along the
+        partitioned axis, unless it is a list of values or another PartitionedVariable."""
+        if isinstance(value, list):
+            values = value
+        elif isinstance(value, PartitionedVariable):
+            values = list(value)
+        else:
+            axis = self._partition_axes()[0]
+            values = split(value, [v.shape[axis].value for v in self._variable_list],
+                           axis=axis)
+        return [assign_fn(var, part) for var, part in zip(self._variable_list, values)]
+
+    def assign(self, value, use_locking=False, name=None, read_value=True):
+        """Assigns `value` part by part; the list of the parts' updates."""
+        return self._apply_assign_fn(lambda var, part: var.assign(
+            part, use_locking=use_locking, name=name, read_value=read_value), value)
+
+    def assign_add(self, value, use_locking=False, name=None, read_value=True):
+        """Adds `value` part by part; the list of the parts' updates."""
+        return self._apply_assign_fn(lambda var, part: var.assign_add(
+            part, use_locking=use_locking, name=name, read_value=read_value), value)
+
+    def assign_sub(self, value, use_locking=False, name=None, read_value=True):
+        """Subtracts `value` part by part; the list of the parts' updates."""
+        return self._apply_assign_fn(lambda var, part: var.assign_sub(
+            part, use_locking=use_locking, name=name, read_value=read_value), value)
+
+    def __repr__(self):
+        return (f"<PartitionedVariable '{self._name}' shape={self._shape} "
+                f"dtype={self._dtype.name} parts={len(self)}>")
+
+
+def _convert_partitioned_variable(value, dtype=None, name=None, as_ref=False):
+    if dtype is not None and not dtypes.as_dtype(dtype).is_compatible_with(value.dtype):
+        raise ValueError(f"Incompatible type conversion requested to type '{dtype.name}' for "
+                         f"variable of type '{value.dtype.name}'")
+    if as_ref:
+        raise NotImplementedError(
+            "PartitionedVariable doesn't support being used as a reference.")
+    return value.as_tensor()
+
+
+register_tensor_conversion_function(PartitionedVariable, _convert_partitioned_variable)
 
 
 # -- collections and initializers ---------------------------------------------------

@@ -1,0 +1,179 @@
+"""Partitioned variables: get_variable with a partitioner (names, shapes, slices,
+collections, the concat graph, values, reuse and errors), the three partitioners, and the
+parts' devices under replica_device_setter."""
+
+import numpy as np
+from observe import cluster, node_defs, outcome, placed
+
+INITIAL = np.arange(15, dtype=np.float32).reshape(5, 3)
+
+
+def _parts(pv):
+    """What a PartitionedVariable shows: its own fields and each part's."""
+    return {"name": pv.name, "shape": pv.get_shape(), "dtype": pv.dtype, "len": len(pv),
+            "partitions": list(pv._get_partitions()),
+            "parts": [[v.name, v.get_shape(), v.dtype, v._get_save_slice_info().full_name,
+                       v._get_save_slice_info().spec] for v in pv],
+            "same_list": [v.name for v in pv._get_variable_list()] == [v.name for v in pv]}
+
+
+def _collections(tf):
+    graph = tf.get_default_graph()
+    return {key: [getattr(v, "name", None) for v in graph.get_collection(key)]
+            for key in (tf.GraphKeys.GLOBAL_VARIABLES, tf.GraphKeys.TRAINABLE_VARIABLES,
+                        tf.GraphKeys.LOCAL_VARIABLES, tf.GraphKeys.REGULARIZATION_LOSSES)}
+
+
+def fixed_size_parts_and_their_graph(tf):
+    w = tf.get_variable("w", [5, 3], partitioner=tf.fixed_size_partitioner(3),
+                        initializer=tf.ones_initializer())
+    x = tf.placeholder(tf.float32, [None, 5], name="x")
+    y = tf.matmul(x, w, name="y")
+    again = w.as_tensor()
+    return _parts(w), _collections(tf), node_defs(tf.get_default_graph()), y, again
+
+
+def parts_along_axis_1_from_a_tensor(tf):
+    w = tf.get_variable("w", initializer=tf.constant(INITIAL),
+                        partitioner=tf.fixed_size_partitioner(2, axis=1))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        return (_parts(w), node_defs(tf.get_default_graph()),
+                sess.run([w.as_tensor(), list(w)]))
+
+
+def parts_from_a_value_and_an_initializer(tf):
+    a = tf.get_variable("a", [5, 3], initializer=INITIAL,
+                        partitioner=tf.fixed_size_partitioner(2))
+    b = tf.get_variable("b", [4, 2], tf.int32, initializer=tf.constant_initializer(7),
+                        partitioner=tf.fixed_size_partitioner(4))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        return _parts(a), _parts(b), sess.run([tf.convert_to_tensor(a), b.as_tensor()])
+
+
+def assign_split_along_the_parts(tf):
+    w = tf.get_variable("w", initializer=tf.constant(INITIAL),
+                        partitioner=tf.fixed_size_partitioner(2))
+    assigned = w.assign(INITIAL * 2)
+    added = w.assign_add(tf.ones([5, 3]))
+    subtracted = w.assign_sub([tf.ones([3, 3]), tf.ones([2, 3])])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        return (assigned, added, subtracted, sess.run(assigned), sess.run(added),
+                sess.run(subtracted), sess.run(w.as_tensor()))
+
+
+def glorot_limits_are_those_of_the_full_shape(tf):
+    w = tf.get_variable("w", [6, 4], partitioner=tf.fixed_size_partitioner(3))
+    graph = tf.get_default_graph()
+    limits = [graph.get_tensor_by_name(f"w/part_{i}/Initializer/random_uniform/max:0")
+              for i in range(3)]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        value = sess.run(w.as_tensor())
+        found = sess.run(limits)
+    return found, value.shape, bool(np.all(np.abs(value) <= found[0]))
+
+
+def partitioners(tf):
+    shapes = [tf.TensorShape([10, 8]), tf.TensorShape([3, 2]), tf.TensorShape([1000, 64])]
+    made = [tf.fixed_size_partitioner(5), tf.fixed_size_partitioner(3, axis=1),
+            tf.variable_axis_size_partitioner(100), tf.variable_axis_size_partitioner(
+                100, axis=1, max_shards=3), tf.variable_axis_size_partitioner(1 << 14),
+            tf.min_max_variable_partitioner(4, min_slice_size=64),
+            tf.min_max_variable_partitioner(40, min_slice_size=64),
+            tf.min_max_variable_partitioner(100)]
+    return ([[p(shape=s, dtype=d) for s in shapes for d in (tf.float32, tf.float64,
+                                                              tf.string)] for p in made],
+            outcome(tf.variable_axis_size_partitioner, 0),
+            outcome(tf.variable_axis_size_partitioner, 10, bytes_per_string_element=0),
+            outcome(tf.variable_axis_size_partitioner(100), [10, 8], tf.float32),
+            outcome(tf.min_max_variable_partitioner(4, axis=2), tf.TensorShape([10, 8]),
+                    tf.float64))
+
+
+def bad_partitioner_output_and_shapes(tf):
+    def get(name, shape, partitioner, **kwargs):
+        return outcome(tf.get_variable, name, shape, partitioner=partitioner, **kwargs)
+
+    return [get("a", [4, 3], lambda shape, dtype: [2, 2]),
+            get("b", [4, 3], lambda shape, dtype: [2]),
+            get("c", [4, 3], lambda shape, dtype: [0, 1]),
+            get("d", [4, 3], lambda shape, dtype: 2),
+            get("e", [None, 3], tf.fixed_size_partitioner(2)),
+            get("f", None, tf.fixed_size_partitioner(2)),
+            get("g", [4, 3], 5),
+            get("h", None, tf.fixed_size_partitioner(2), initializer=INITIAL)]
+
+
+def a_scalar_is_never_partitioned(tf):
+    s = tf.get_variable("s", [], partitioner=tf.fixed_size_partitioner(2))
+    one = tf.get_variable("one", [1, 3], partitioner=tf.fixed_size_partitioner(2))
+    return s.name, hasattr(s, "_get_partitions"), _parts(one), node_defs(tf.get_default_graph())
+
+
+def reuse(tf):
+    w = tf.get_variable("w", [4, 3], partitioner=tf.fixed_size_partitioner(2))
+    plain = tf.get_variable("plain", [2])
+    seen = [outcome(tf.get_variable, "w", [4, 3], partitioner=tf.fixed_size_partitioner(2)),
+            outcome(tf.get_variable, "w", [4, 3]),
+            outcome(tf.get_variable, "plain", [2], partitioner=tf.fixed_size_partitioner(2))]
+    with tf.variable_scope("", reuse=True):
+        seen += [tf.get_variable("w") is w,
+                 tf.get_variable("w", [4, 3], partitioner=tf.fixed_size_partitioner(2)) is w,
+                 outcome(tf.get_variable, "w", [4, 3],
+                         partitioner=tf.fixed_size_partitioner(3)),
+                 outcome(tf.get_variable, "w", [5, 3],
+                         partitioner=tf.fixed_size_partitioner(2)),
+                 outcome(tf.get_variable, "w", [4, 3], tf.int32,
+                         partitioner=tf.fixed_size_partitioner(2)),
+                 outcome(tf.get_variable, "zz", [4, 3],
+                         partitioner=tf.fixed_size_partitioner(2)),
+                 tf.get_variable("w/part_1") is list(w)[1]]
+    with tf.variable_scope("", reuse=tf.AUTO_REUSE):
+        seen.append(tf.get_variable("w", [4, 3],
+                                    partitioner=tf.fixed_size_partitioner(2)) is w)
+    seen.append(outcome(tf.convert_to_tensor, w, dtype=tf.int32))
+    return seen, plain.name, _collections(tf)
+
+
+def variable_scope_partitioner_and_regularizer(tf):
+    with tf.variable_scope("layer", partitioner=tf.fixed_size_partitioner(2),
+                           regularizer=lambda t: tf.reduce_sum(t, name="l")) as scope:
+        w = tf.get_variable("w", [6, 2])
+        with tf.variable_scope("inner"):
+            v = tf.get_variable("v", [3, 4], partitioner=tf.fixed_size_partitioner(3))
+            u = tf.get_variable("u", [4])
+        scope.reuse_variables()
+        same = tf.get_variable("w") is w
+    return (_parts(w), _parts(v), _parts(u), same, _collections(tf),
+            tf.get_variable_scope().partitioner is None)
+
+
+def parts_round_robin_on_two_ps_tasks(tf):
+    servers = cluster(tf, ps=2, workers=2)
+    with tf.device(tf.train.replica_device_setter(ps_tasks=2,
+                                                  worker_device="/job:worker/task:0")):
+        w = tf.get_variable("w", [5, 2], initializer=tf.ones_initializer(),
+                            partitioner=tf.fixed_size_partitioner(3))
+        b = tf.get_variable("b", [2], initializer=tf.zeros_initializer())
+        e = tf.get_variable("e", [4, 2], initializer=tf.ones_initializer(),
+                            partitioner=tf.fixed_size_partitioner(2))
+        x = tf.constant(np.ones([1, 5], np.float32), name="x")
+        y = tf.add(tf.matmul(x, w), b, name="y")
+        total = tf.reduce_sum(e.as_tensor(), name="total")
+    graph = tf.get_default_graph()
+    requested = {op.name: op.device for op in graph.get_operations()}
+    with tf.Session(servers["worker"][1].target) as sess:
+        sess.run(tf.global_variables_initializer())
+        # (TensorFlow's graph optimizer removes the identities and folds the constants)
+        ran = {node: device for node, device in placed(tf, sess, [y, total]).items()
+               if node.endswith(("part_0", "part_1", "part_2", "read", "concat"))
+               or node in ("y", "total")}
+        values = sess.run([y, total])
+    return [v.device for v in (*w, b, *e)], requested, ran, values
+
+
+CASES = {name: fn for name, fn in list(globals().items())
+         if callable(fn) and not name.startswith("_") and fn.__module__ == __name__}
