@@ -22,12 +22,15 @@ def _strings(values, name):
     return convert_to_tensor(values, dtype=dtypes.string, name=name)
 
 
-def save_shard(prefix, tensor_names, tensors, shard, num_shards, name=None):
+def save_shard(prefix, tensor_names, shape_and_slices, tensors, shard, num_shards, name=None):
     """Writes `tensors` to `<prefix>.data-<shard>-of-<num_shards>`; returns this shard's part
-    of the index (a serialized CheckpointIndex), for write_checkpoint_index."""
+    of the index (a serialized CheckpointIndex), for write_checkpoint_index. A tensor with
+    a slice spec in `shape_and_slices` ("5 3 0,2:0,3", else "") is saved as that slice of
+    the tensor its name names, as TensorFlow's SaveV2 does."""
     tensors = [convert_to_tensor(t) for t in tensors]
     return make_tensor(
-        "SaveShard", [prefix, _strings(tensor_names, "tensor_names"), *tensors], dtypes.string,
+        "SaveShard", [prefix, _strings(tensor_names, "tensor_names"),
+                      _strings(shape_and_slices, "shape_and_slices"), *tensors], dtypes.string,
         name=name or "SaveShard",
         attrs={"shard": shard, "num_shards": num_shards, "dtypes": [t.dtype for t in tensors]})
 

@@ -26,7 +26,7 @@ from dtfnb.protos import graph_pb2 as dtfnb_dot_protos_dot_graph__pb2
 from dtfnb.protos import tensor_pb2 as dtfnb_dot_protos_dot_tensor__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1d\x64tfnb/protos/checkpoint.proto\x12\x05\x64tfnb\x1a\x18\x64tfnb/protos/graph.proto\x1a\x19\x64tfnb/protos/tensor.proto\"\x97\x01\n\x0f\x43heckpointEntry\x12\x1e\n\x05\x64type\x18\x01 \x01(\x0e\x32\x0f.dtfnb.DataType\x12&\n\x05shape\x18\x02 \x01(\x0b\x32\x17.dtfnb.TensorShapeProto\x12\r\n\x05shard\x18\x03 \x01(\x05\x12\x0e\n\x06offset\x18\x04 \x01(\x03\x12\x0e\n\x06length\x18\x05 \x01(\x03\x12\r\n\x05\x63rc32\x18\x06 \x01(\x07\"\xb4\x01\n\x0f\x43heckpointIndex\x12\x0f\n\x07version\x18\x01 \x01(\x05\x12\x12\n\nnum_shards\x18\x02 \x01(\x05\x12\x34\n\x07\x65ntries\x18\x03 \x03(\x0b\x32#.dtfnb.CheckpointIndex.EntriesEntry\x1a\x46\n\x0c\x45ntriesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12%\n\x05value\x18\x02 \x01(\x0b\x32\x16.dtfnb.CheckpointEntry:\x02\x38\x01\"\x9f\x01\n\x0f\x43heckpointState\x12\x1d\n\x15model_checkpoint_path\x18\x01 \x01(\t\x12\"\n\x1a\x61ll_model_checkpoint_paths\x18\x02 \x03(\t\x12\'\n\x1f\x61ll_model_checkpoint_timestamps\x18\x03 \x03(\x01\x12 \n\x18last_preserved_timestamp\x18\x04 \x01(\x01\"\xa8\x01\n\x08SaverDef\x12\x1c\n\x14\x66ilename_tensor_name\x18\x01 \x01(\t\x12\x18\n\x10save_tensor_name\x18\x02 \x01(\t\x12\x17\n\x0frestore_op_name\x18\x03 \x01(\t\x12\x13\n\x0bmax_to_keep\x18\x04 \x01(\x05\x12\x0f\n\x07sharded\x18\x05 \x01(\x08\x12%\n\x1dkeep_checkpoint_every_n_hours\x18\x06 \x01(\x02\"V\n\x0cMetaGraphDef\x12\"\n\tgraph_def\x18\x02 \x01(\x0b\x32\x0f.dtfnb.GraphDef\x12\"\n\tsaver_def\x18\x03 \x01(\x0b\x32\x0f.dtfnb.SaverDefb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1d\x64tfnb/protos/checkpoint.proto\x12\x05\x64tfnb\x1a\x18\x64tfnb/protos/graph.proto\x1a\x19\x64tfnb/protos/tensor.proto\"\xba\x01\n\x0f\x43heckpointEntry\x12\x1e\n\x05\x64type\x18\x01 \x01(\x0e\x32\x0f.dtfnb.DataType\x12&\n\x05shape\x18\x02 \x01(\x0b\x32\x17.dtfnb.TensorShapeProto\x12\r\n\x05shard\x18\x03 \x01(\x05\x12\x0e\n\x06offset\x18\x04 \x01(\x03\x12\x0e\n\x06length\x18\x05 \x01(\x03\x12\r\n\x05\x63rc32\x18\x06 \x01(\x07\x12!\n\x06slices\x18\x07 \x03(\x0b\x32\x11.dtfnb.SavedSlice\"g\n\nSavedSlice\x12\r\n\x05start\x18\x01 \x03(\x03\x12\x0c\n\x04size\x18\x02 \x03(\x03\x12\r\n\x05shard\x18\x03 \x01(\x05\x12\x0e\n\x06offset\x18\x04 \x01(\x03\x12\x0e\n\x06length\x18\x05 \x01(\x03\x12\r\n\x05\x63rc32\x18\x06 \x01(\x07\"\xb4\x01\n\x0f\x43heckpointIndex\x12\x0f\n\x07version\x18\x01 \x01(\x05\x12\x12\n\nnum_shards\x18\x02 \x01(\x05\x12\x34\n\x07\x65ntries\x18\x03 \x03(\x0b\x32#.dtfnb.CheckpointIndex.EntriesEntry\x1a\x46\n\x0c\x45ntriesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12%\n\x05value\x18\x02 \x01(\x0b\x32\x16.dtfnb.CheckpointEntry:\x02\x38\x01\"\x9f\x01\n\x0f\x43heckpointState\x12\x1d\n\x15model_checkpoint_path\x18\x01 \x01(\t\x12\"\n\x1a\x61ll_model_checkpoint_paths\x18\x02 \x03(\t\x12\'\n\x1f\x61ll_model_checkpoint_timestamps\x18\x03 \x03(\x01\x12 \n\x18last_preserved_timestamp\x18\x04 \x01(\x01\"\xa8\x01\n\x08SaverDef\x12\x1c\n\x14\x66ilename_tensor_name\x18\x01 \x01(\t\x12\x18\n\x10save_tensor_name\x18\x02 \x01(\t\x12\x17\n\x0frestore_op_name\x18\x03 \x01(\t\x12\x13\n\x0bmax_to_keep\x18\x04 \x01(\x05\x12\x0f\n\x07sharded\x18\x05 \x01(\x08\x12%\n\x1dkeep_checkpoint_every_n_hours\x18\x06 \x01(\x02\"V\n\x0cMetaGraphDef\x12\"\n\tgraph_def\x18\x02 \x01(\x0b\x32\x0f.dtfnb.GraphDef\x12\"\n\tsaver_def\x18\x03 \x01(\x0b\x32\x0f.dtfnb.SaverDefb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,15 +36,17 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CHECKPOINTINDEX_ENTRIESENTRY']._loaded_options = None
   _globals['_CHECKPOINTINDEX_ENTRIESENTRY']._serialized_options = b'8\001'
   _globals['_CHECKPOINTENTRY']._serialized_start=94
-  _globals['_CHECKPOINTENTRY']._serialized_end=245
-  _globals['_CHECKPOINTINDEX']._serialized_start=248
-  _globals['_CHECKPOINTINDEX']._serialized_end=428
-  _globals['_CHECKPOINTINDEX_ENTRIESENTRY']._serialized_start=358
-  _globals['_CHECKPOINTINDEX_ENTRIESENTRY']._serialized_end=428
-  _globals['_CHECKPOINTSTATE']._serialized_start=431
-  _globals['_CHECKPOINTSTATE']._serialized_end=590
-  _globals['_SAVERDEF']._serialized_start=593
-  _globals['_SAVERDEF']._serialized_end=761
-  _globals['_METAGRAPHDEF']._serialized_start=763
-  _globals['_METAGRAPHDEF']._serialized_end=849
+  _globals['_CHECKPOINTENTRY']._serialized_end=280
+  _globals['_SAVEDSLICE']._serialized_start=282
+  _globals['_SAVEDSLICE']._serialized_end=385
+  _globals['_CHECKPOINTINDEX']._serialized_start=388
+  _globals['_CHECKPOINTINDEX']._serialized_end=568
+  _globals['_CHECKPOINTINDEX_ENTRIESENTRY']._serialized_start=498
+  _globals['_CHECKPOINTINDEX_ENTRIESENTRY']._serialized_end=568
+  _globals['_CHECKPOINTSTATE']._serialized_start=571
+  _globals['_CHECKPOINTSTATE']._serialized_end=730
+  _globals['_SAVERDEF']._serialized_start=733
+  _globals['_SAVERDEF']._serialized_end=901
+  _globals['_METAGRAPHDEF']._serialized_start=903
+  _globals['_METAGRAPHDEF']._serialized_end=989
 # @@protoc_insertion_point(module_scope)

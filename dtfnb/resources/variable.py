@@ -54,7 +54,7 @@ class VariableResource:
         if validate_shape and self.shape is not None and tuple(value.shape) != self.shape:
             raise InvalidArgumentError(
                 None, None, "Assign requires shapes of both tensors to match. "
-                f"lhs shape= {list(self.shape)} rhs shape= {list(value.shape)}")
+                f"lhs shape= {_dims(self.shape)} rhs shape= {_dims(value.shape)}")
         self.value = value
 
     def update(self, fn):
@@ -67,3 +67,8 @@ class VariableResource:
 def value_of(value):
     """Dereferences a ref (a VariableResource) to its current value; passes others through."""
     return value.read() if isinstance(value, VariableResource) else value
+
+
+def _dims(shape):
+    """A shape as TensorFlow's kernels write it: [6,3]."""
+    return "[" + ",".join(str(d) for d in shape) + "]"

@@ -24,6 +24,7 @@ from dtfnb.framework.importer import import_graph_def
 from dtfnb.ops import checkpoint_ops, state_ops
 from dtfnb.ops.constant_op import constant
 from dtfnb.ops.control_flow_ops import group
+from dtfnb.ops.variables import PartitionedVariable
 from dtfnb.protos import checkpoint_pb2
 from dtfnb.train import checkpoint_management
 from dtfnb.train.training_util import global_step as global_step_value
@@ -45,8 +46,10 @@ class Saver:
     ```
 
     Args:
-      var_list: the variables to save: a list (each saved under its op name) or a dict
-        name -> variable. Default: every global variable (and saveable object).
+      var_list: the variables to save: a list (each saved under its op name; a
+        partitioned variable, or its parts, under the full variable's name, as slices)
+        or a dict name -> variable, PartitionedVariable or list of its parts. Default:
+        every global variable (and saveable object).
       max_to_keep: how many recent checkpoints to keep; older ones are deleted. None or
         0 keeps all (and lists only the newest in the state file).
       keep_checkpoint_every_n_hours: additionally keep one checkpoint per this many hours.
@@ -102,23 +105,24 @@ class Saver:
         self._is_built = True
         if self._saver_def is not None:
             return
-        variables = _named_variables(self._var_list)
-        if not variables:
+        saveables = _saveables(self._var_list)
+        if not saveables:
             if self._allow_empty:
                 self._is_empty = True
                 return
             raise ValueError("No variables to save")
-        graph = next(iter(variables.values())).graph
+        graph = saveables[0][2].graph
         with graph.name_scope(self._name or "save"):
             # Fed with the path on every save and restore (TensorFlow 1's `save/Const:0`).
             filename = constant(self._filename or "model", name="Const")
-            shards = _by_device(variables) if self._sharded else [(None, variables)]
+            shards = _by_device(saveables) if self._sharded else [(None, saveables)]
             parts, restores = [], []
             for i, (device, shard) in enumerate(shards):
+                names, specs, variables = zip(*shard)
                 with _on(graph, device):
                     parts.append(checkpoint_ops.save_shard(
-                        filename, list(shard), [v.value() for v in shard.values()],
-                        i, len(shards)))
+                        filename, names, specs, [v.value() for v in variables], i,
+                        len(shards)))
                     restores.append(_restore_shard(filename, shard))
             with _on(graph, shards[0][0]):
                 save = checkpoint_ops.write_checkpoint_index(filename, parts)
@@ -266,30 +270,68 @@ def _restore_error(err, likely_cause):
         f"Original error:\n\n{err.message}"))
 
 
-def _named_variables(var_list):
-    """{checkpoint name: Variable}, from a list (op names), a dict, or the defaults."""
+def _saveables(var_list):
+    """[(checkpoint name, slice spec, Variable)] from a list, a dict or the defaults.
+
+    As in TensorFlow, a list names each variable by its op name, but the parts of a
+    partitioned variable (the PartitionedVariable, or parts found on their own) by the
+    full variable's name, each part a slice of it; a dict's value may be a variable, a
+    PartitionedVariable or a list of parts.
+    """
     if var_list is None:
         graph = get_default_graph()
         var_list = (graph.get_collection(GraphKeys.GLOBAL_VARIABLES)
                     + graph.get_collection(GraphKeys.SAVEABLE_OBJECTS))
-    items = var_list.items() if isinstance(var_list, dict) else [(None, v) for v in var_list]
-    named = {}
-    for name, var in items:
-        if not hasattr(var, "_variable"):
-            raise TypeError(f"Variable to save is not a Variable: {var}")
-        name = var.op.name if name is None else name
-        if name in named:
-            raise ValueError(f"At least two variables have the same name: {name}")
-        named[name] = var
-    return named
+    if isinstance(var_list, dict):
+        named = var_list
+    else:
+        named = {}
+        for var in var_list:
+            if isinstance(var, PartitionedVariable):
+                if var.name in named:
+                    raise ValueError(f"At least two variables have the same name: {var.name}")
+                named[var.name] = var
+            elif getattr(var, "_save_slice_info", None) is not None:
+                name = var._save_slice_info.full_name
+                if not isinstance(named.setdefault(name, []), list):
+                    raise ValueError(f"Mixing slices and non-slices with the same name: {name}")
+                named[name].append(var)
+            else:
+                if not hasattr(var, "_variable"):
+                    raise TypeError(f"Variable to save is not a Variable: {var}")
+                if var.op.name in named:
+                    raise ValueError(f"At least two variables have the same name: {var.op.name}")
+                named[var.op.name] = var
+    saveables = []
+    for name, value in named.items():
+        if isinstance(value, (PartitionedVariable, list, tuple)):
+            saveables += [(name, _slice_spec(part, value), part) for part in value]
+        elif hasattr(value, "_variable"):
+            saveables.append((name, "", value))
+        else:
+            raise TypeError(f"Variable to save is not a Variable: {value}")
+    return saveables
 
 
-def _by_device(variables):
-    """[(device, {name: var})]: one shard per device holding variables, in first-seen
-    order; its ops go to CPU:0 of that device's task (save kernels run on CPU)."""
+def _slice_spec(part, parts):
+    info = getattr(part, "_save_slice_info", None)
+    if info is None:
+        raise ValueError(f"Slices must all be slices: {part}")
+    first = parts[0] if isinstance(parts, (list, tuple)) else next(iter(parts))
+    if info.full_name != first._save_slice_info.full_name:
+        raise ValueError(f"Slices must all be from the same tensor: "
+                         f"{first._save_slice_info.full_name} != {info.full_name}")
+    return info.spec
+
+
+def _by_device(saveables):
+    """[(device, [saveable])]: one shard per device holding variables (a partitioned
+    variable's parts in the shards of their devices), in first-seen order; its ops go
+    to CPU:0 of that device's task (save kernels run on CPU)."""
     shards = {}
-    for name, var in variables.items():
-        shards.setdefault(var.device, {})[name] = var
+    for saveable in saveables:
+        device = DeviceSpec.from_string(saveable[2].device).to_string()  # "/cpu:0" is CPU:0
+        shards.setdefault(device, []).append(saveable)
     return [(_cpu0(device), shard) for device, shard in shards.items()]
 
 
@@ -311,8 +353,8 @@ def _on(graph, device):
 
 
 def _restore_shard(filename, shard):
-    variables = list(shard.values())
-    tensors = checkpoint_ops.restore_v2(filename, list(shard), [""] * len(shard),
+    names, specs, variables = zip(*shard)
+    tensors = checkpoint_ops.restore_v2(filename, names, specs,
                                         [v.dtype.base_dtype for v in variables])
     return group(*[state_ops.assign(v, t, validate_shape=v.shape.is_fully_defined())
                    for v, t in zip(variables, tensors)], name="restore_shard")

@@ -1,6 +1,11 @@
 """Partitioned variables: get_variable with a partitioner (names, shapes, slices,
-collections, the concat graph, values, reuse and errors), the three partitioners, and the
-parts' devices under replica_device_setter."""
+collections, the concat graph, values, reuse and errors), the three partitioners, the
+parts' devices under replica_device_setter, and Saver checkpoints written as slices of
+one entry per variable, restored into other partitionings."""
+
+import os
+import re
+import tempfile
 
 import numpy as np
 from observe import cluster, node_defs, outcome, placed
@@ -173,6 +178,94 @@ def parts_round_robin_on_two_ps_tasks(tf):
                or node in ("y", "total")}
         values = sess.run([y, total])
     return [v.device for v in (*w, b, *e)], requested, ran, values
+
+
+# Saver: one entry per variable, written as slices --------------------------------------
+
+
+def _save(tf, make, values=None, **saver_args):
+    """Builds `make(tf)` (a PartitionedVariable or a Variable), gives it `values` (the
+    INITIAL by default), saves it; the checkpoint's prefix."""
+    folder = tempfile.mkdtemp()
+    tf.reset_default_graph()
+    var = make(tf)
+    saver = tf.train.Saver(**saver_args)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(var.assign(INITIAL if values is None else values))
+        return saver.save(sess, os.path.join(folder, "model"))
+
+
+def _restore(tf, path, make):
+    """What `make(tf)`'s variable holds after a Saver restored it from `path`, or the
+    error's class and TensorFlow's kernel line."""
+    tf.reset_default_graph()
+    var = make(tf)
+    saver = tf.train.Saver([var])
+    with tf.Session() as sess:
+        try:
+            saver.restore(sess, path)
+        except Exception as err:  # the error is what is compared
+            line = re.search(r"tensor_name = [^\n]*|Assign requires[^\n]*|Key [^\n]*",
+                             str(err))
+            return type(err).__name__, line.group(0) if line else str(err)
+        return sess.run(var.as_tensor() if hasattr(var, "as_tensor") else var)
+
+
+def _partitioned(parts, axis=0, shape=(5, 3), dtype="float32"):
+    return lambda tf: tf.get_variable("w", list(shape), getattr(tf, dtype),
+                                      initializer=tf.zeros_initializer(),
+                                      partitioner=tf.fixed_size_partitioner(parts, axis))
+
+
+def _whole(shape=(5, 3)):
+    return lambda tf: tf.get_variable("w", list(shape), initializer=tf.zeros_initializer())
+
+
+def saver_round_trips(tf):
+    """Saved as 2 parts along axis 0: restored as 2, 3 or 5 parts, along axis 1, whole;
+    and a whole variable restored into parts."""
+    sliced = _save(tf, _partitioned(2))
+    whole = _save(tf, _whole())
+    return ([_restore(tf, sliced, make) for make in (
+                _partitioned(2), _partitioned(3), _partitioned(5), _partitioned(3, axis=1),
+                _whole())],
+            [_restore(tf, whole, make) for make in (_partitioned(2), _partitioned(2, 1))])
+
+
+def saver_restore_errors(tf):
+    sliced = _save(tf, _partitioned(2))
+    return [_restore(tf, sliced, make) for make in (
+        _partitioned(2, shape=(6, 3)), _partitioned(2, dtype="int32"), _whole((6, 3)))]
+
+
+def saver_var_lists(tf):
+    w = tf.get_variable("w", [4, 3], partitioner=tf.fixed_size_partitioner(2))
+    v = tf.get_variable("v", [2])
+    built = [outcome(tf.train.Saver, var_list)
+             for var_list in ({"x": w}, {"x": list(w)}, list(w)[:1], [w, list(w)[0]], [w, v],
+                              [w, w])]
+    return [made if isinstance(made, Exception) else made.saver_def.restore_op_name
+            for made in built]
+
+
+def saver_of_parts_on_two_ps_tasks(tf):
+    """sharded=True under replica_device_setter: each ps task writes its own parts."""
+    servers = cluster(tf, ps=2, workers=2)
+    folder = tempfile.mkdtemp()
+    with tf.device(tf.train.replica_device_setter(ps_tasks=2,
+                                                  worker_device="/job:worker/task:0")):
+        w = tf.get_variable("w", initializer=tf.constant(INITIAL),
+                            partitioner=tf.fixed_size_partitioner(3))
+    saver = tf.train.Saver(sharded=True)
+    target = servers["worker"][0].target
+    with tf.Session(target) as sess:
+        sess.run(tf.global_variables_initializer())
+        path = saver.save(sess, os.path.join(folder, "model"))
+        sess.run(w.assign(np.zeros([5, 3], np.float32)))
+        saver.restore(sess, path)
+        restored = sess.run(w.as_tensor())
+    return restored, len([f for f in os.listdir(folder) if ".data-" in f])
 
 
 CASES = {name: fn for name, fn in list(globals().items())

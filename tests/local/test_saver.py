@@ -158,6 +158,67 @@ def test_variables_on_gpus_are_saved_by_cpu_kernels(tmp_path):
     assert ran["save/SaveShard_1"].endswith("/device:CPU:0")
 
 
+def test_a_partitioned_variable_is_one_entry_of_slices_written_by_its_parts_devices(tmp_path):
+    value = np.arange(40, dtype=np.float32).reshape(10, 4)
+    with tf.device("/cpu:0"):
+        tf.Variable([1, 2], name="plain")
+    devices = iter(["/cpu:1", "/cpu:0", "/cpu:1"])
+    with tf.device(lambda op: next(devices) if op.type == "VariableV2" else op.device):
+        w = tf.get_variable("w", initializer=tf.constant(value),
+                            partitioner=tf.fixed_size_partitioner(3))
+    saver = tf.train.Saver(sharded=True)
+    config = tf.ConfigProto(device_count={"CPU": 2})
+    with tf.Session(config=config) as sess:
+        sess.run(tf.global_variables_initializer())
+        path = saver.save(sess, str(tmp_path / "m"))
+    index = checkpoint_index(path)
+    assert sorted(index.entries) == ["plain", "w"]
+    entry = index.entries["w"]
+    assert [d.size for d in entry.shape.dim] == [10, 4]
+    # parts 0 and 2 lie on cpu:1, so in the shard after plain's; each slice where it is
+    assert sorted((list(s.start), list(s.size), s.shard) for s in entry.slices) == [
+        ([0, 0], [4, 4], 1), ([4, 0], [3, 4], 0), ([7, 0], [3, 4], 1)]
+    assert not index.entries["plain"].slices
+
+    tf.reset_default_graph()  # three parts become two along the other axis, and one
+    w = tf.get_variable("w", [10, 4], partitioner=tf.fixed_size_partitioner(2, axis=1))
+    whole = tf.get_variable("whole", [10, 4])
+    saver = tf.train.Saver({"w": w, "plain": tf.Variable([0, 0], name="plain")})
+    restore_whole = tf.train.Saver({"w": whole})
+    with tf.Session() as sess:
+        saver.restore(sess, path)
+        restore_whole.restore(sess, path)
+        np.testing.assert_array_equal(sess.run(w.as_tensor()), value)
+        np.testing.assert_array_equal(sess.run(whole), value)
+
+
+def test_a_slice_not_saved_cannot_be_restored(tmp_path):
+    w = tf.get_variable("w", [4, 3], partitioner=tf.fixed_size_partitioner(2))
+    saver = tf.train.Saver(list(w)[:1])  # only rows 0..1
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        path = saver.save(sess, str(tmp_path / "m"))
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match="Does not have sufficient slices for partitioned tensor w "
+                                 "to restore in slice_spec: 2,2:0,3"):
+            tf.train.Saver([w]).restore(sess, path)
+
+
+def test_a_flipped_byte_in_a_slice_raises_data_loss(tmp_path):
+    tf.get_variable("w", [4, 3], partitioner=tf.fixed_size_partitioner(2))
+    saver = tf.train.Saver()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        path = saver.save(sess, str(tmp_path / "m"))
+        with open(path + ".data-00000-of-00001", "r+b") as f:
+            f.seek(30)  # in the second slice
+            byte = f.read(1)
+            f.seek(30)
+            f.write(bytes([byte[0] ^ 0xFF]))
+        with pytest.raises(tf.errors.DataLossError, match="Checksum mismatch for tensor w"):
+            saver.restore(sess, path)
+
+
 def test_save_and_restore_on_an_in_process_server_target(cluster, tmp_path):
     server = cluster({"local": 1})["local", 0]
     v = tf.Variable([[1, 2], [3, 4]], name="v")
