@@ -64,6 +64,12 @@ def _check_ref(ref, op_name):
                         f"(e.g.: a tf.Variable)")
 
 
+def _assigns_itself(ref):
+    """TensorFlow's rule: what is no ref but has `assign` (a PartitionedVariable, whose
+    parts are refs) assigns itself."""
+    return not ref.dtype.is_ref_dtype and hasattr(ref, "assign")
+
+
 def _update(op_type, ref, value, name, attrs):
     ref = getattr(ref, "_variable", ref)
     _check_ref(ref, op_type)
@@ -79,6 +85,8 @@ def _update(op_type, ref, value, name, attrs):
 
 def assign(ref, value, validate_shape=None, use_locking=None, name=None):
     """Assigns `value` to the ref `ref`; returns `ref` once it holds the new value."""
+    if _assigns_itself(ref):
+        return ref.assign(value, name=name)
     validate = True if validate_shape is None else bool(validate_shape)
     ref_tensor = getattr(ref, "_variable", ref)
     value_tensor = convert_to_tensor(value, dtype=ref_tensor.dtype.base_dtype)
@@ -93,11 +101,15 @@ def assign(ref, value, validate_shape=None, use_locking=None, name=None):
 
 def assign_add(ref, value, use_locking=None, name=None):
     """Adds `value` to the ref `ref`; returns `ref` once it holds the new value."""
+    if _assigns_itself(ref):
+        return ref.assign_add(value, name=name)
     return _update("AssignAdd", ref, value, name, {"use_locking": bool(use_locking)})
 
 
 def assign_sub(ref, value, use_locking=None, name=None):
     """Subtracts `value` from the ref `ref`; returns `ref` once it holds the new value."""
+    if _assigns_itself(ref):
+        return ref.assign_sub(value, name=name)
     return _update("AssignSub", ref, value, name, {"use_locking": bool(use_locking)})
 
 

@@ -63,10 +63,12 @@ def assign_split_along_the_parts(tf):
     assigned = w.assign(INITIAL * 2)
     added = w.assign_add(tf.ones([5, 3]))
     subtracted = w.assign_sub([tf.ones([3, 3]), tf.ones([2, 3])])
+    through_tf = [tf.assign(w, INITIAL), tf.assign_add(w, INITIAL), tf.assign_sub(w, INITIAL)]
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
-        return (assigned, added, subtracted, sess.run(assigned), sess.run(added),
-                sess.run(subtracted), sess.run(w.as_tensor()))
+        return (assigned, added, subtracted, through_tf, sess.run(assigned), sess.run(added),
+                sess.run(subtracted), sess.run(w.as_tensor()),
+                [sess.run(ops) for ops in through_tf])
 
 
 def glorot_limits_are_those_of_the_full_shape(tf):
