@@ -82,8 +82,8 @@ from dtfnb.ops.random_ops import random_normal, random_shuffle, random_uniform, 
 
 # variable scopes and GraphDef import
 from dtfnb.ops.variable_scope import (
-    AUTO_REUSE, VariableScope, get_local_variable, get_variable, get_variable_scope,
-    variable_op_scope, variable_scope)
+    AUTO_REUSE, VariableScope, create_partitioned_variables, get_local_variable, get_variable,
+    get_variable_scope, variable_op_scope, variable_scope)
 from dtfnb.ops.partitioned_variables import (
     fixed_size_partitioner, min_max_variable_partitioner, variable_axis_size_partitioner)
 from dtfnb.framework.importer import import_graph_def

@@ -497,6 +497,33 @@ def get_local_variable(name, shape=None, dtype=None, initializer=None, regulariz
                         **kwargs)
 
 
+def create_partitioned_variables(shape, slicing, initializer, dtype=dtypes.float32,
+                                 trainable=True, collections=None, name=None, reuse=None):
+    """Deprecated TensorFlow 1 API (use get_variable with a partitioner): the parts, as a
+    list, of a new partitioned variable named by the scope `name` (default
+    "PartitionedVariable", made unique), cut as `slicing` says (a count per dimension)."""
+    if len(shape) != len(slicing):
+        raise ValueError("The 'shape' and 'slicing' of a partitioned Variable must have the "
+                         f"length: shape: {shape}, slicing: {slicing}")
+    if len(shape) < 1:
+        raise ValueError(f"A partitioned Variable must have rank at least 1: shape: {shape}")
+    with variable_scope(name, "PartitionedVariable", reuse=reuse):
+        scope = get_variable_scope()
+        if scope.custom_getter is not None:
+            raise ValueError(
+                "Private access to _get_partitioned_variable is not allowed when a custom "
+                f"getter is set.  Current custom getter: {scope.custom_getter}.  It is likely "
+                "that you're using create_partitioned_variables.  If so, consider instead "
+                "using get_variable with a non-empty partitioner parameter instead.")
+        with get_default_graph().name_scope(None):
+            return list(_get_default_variable_store()._get_partitioned_variable(
+                scope.name, lambda **unused: slicing, shape=shape,
+                dtype=dtypes.as_dtype(dtype).base_dtype, initializer=initializer,
+                reuse=scope.reuse, regularizer=scope.regularizer, trainable=trainable,
+                collections=collections, caching_device=scope.caching_device,
+                constraint=scope.constraint))
+
+
 # -- entering scopes --------------------------------------------------------------------
 
 def _wrap_custom_getter(custom_getter, old_getter):

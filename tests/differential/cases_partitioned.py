@@ -182,6 +182,24 @@ def parts_round_robin_on_two_ps_tasks(tf):
     return [v.device for v in (*w, b, *e)], requested, ran, values
 
 
+def create_partitioned_variables(tf):
+    first = tf.create_partitioned_variables([5, 3], [2, 1], tf.constant(INITIAL))
+    with tf.variable_scope("outer", initializer=tf.ones_initializer()):
+        named = tf.create_partitioned_variables([4, 6], [1, 3], tf.zeros_initializer(),
+                                                dtype=tf.int32, name="grid", trainable=False)
+        again = tf.create_partitioned_variables([4], [2], tf.ones_initializer())
+    errors = [outcome(tf.create_partitioned_variables, [4, 3], [2], tf.ones_initializer()),
+              outcome(tf.create_partitioned_variables, [], [], tf.ones_initializer()),
+              outcome(tf.create_partitioned_variables, [4, 3], [2, 1], tf.ones_initializer(),
+                      name="grid_2", reuse=True)]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        values = sess.run([first, named, again])
+    return ([[v.name, v.get_shape(), v._get_save_slice_info().spec] for v in
+             first + named + again], values, errors, _collections(tf),
+            node_defs(tf.get_default_graph()))
+
+
 # Saver: one entry per variable, written as slices --------------------------------------
 
 
