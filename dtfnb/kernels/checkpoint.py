@@ -108,8 +108,8 @@ def write_shard(prefix, shard, num_shards, names, specs, values, value_dtypes):
             full_shape, start, size = _parse_spec(name, spec)
             if list(array.shape) != size:
                 raise InvalidArgumentError(None, None, f"tensor_name = {name}; the slice "
-                                           f"{spec} has shape {size}, the tensor "
-                                           f"{list(array.shape)}")
+                                           f"{spec} is {_dims(size)} but the tensor is "
+                                           f"{_dims(array.shape)}")
             entry.shape.CopyFrom(TensorShape(full_shape).as_proto())
             entry.slices.add(start=start, size=size, **where)
         else:
