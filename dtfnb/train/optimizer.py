@@ -60,14 +60,29 @@ def record_staleness(global_step, grads_and_vars, loss=None):
 
 
 def _create_slot(primary, initializer, shape, dtype, op_name):
-    """A non-trainable variable `<primary>/<op_name>`, colocated with `primary`."""
+    """A non-trainable variable `<primary>/<op_name>`, colocated with `primary`.
+
+    As in TensorFlow, a slot is never partitioned itself, and the slot of a part of a
+    partitioned variable is saved as the same slice of `<full name>/<slot's name
+    after the primary's>`.
+    """
     graph = primary.graph
     # Like TensorFlow's init_scope: a slot never depends on the surrounding control inputs.
     with graph.as_default(), graph.control_dependencies(None), \
-            variable_scope(None, default_name=f"{primary.op.name}/{op_name}"), \
+            variable_scope(None, default_name=f"{primary.op.name}/{op_name}") as scope, \
             graph.colocate_with(primary.op):
-        return get_variable("", shape=shape, dtype=dtype, initializer=initializer,
+        scope.set_partitioner(None)  # this scope's own copy: the enclosing one keeps its
+        slot = get_variable("", shape=shape, dtype=dtype, initializer=initializer,
                             trainable=False, validate_shape=shape.is_fully_defined())
+    info = primary._get_save_slice_info()
+    rank = slot.shape.ndims
+    if info is not None and rank != 0:
+        # TensorFlow's cut, which inside a variable scope keeps more than the slot's name
+        slot_name = slot.name[len(primary.op.name) + 1:-2]
+        slot._set_save_slice_info(Variable.SaveSliceInfo(
+            f"{info.full_name}/{slot_name}", info.full_shape[:rank], info.var_offset[:rank],
+            info.var_shape[:rank]))
+    return slot
 
 
 class Optimizer:

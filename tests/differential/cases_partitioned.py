@@ -182,6 +182,56 @@ def parts_round_robin_on_two_ps_tasks(tf):
     return [v.device for v in (*w, b, *e)], requested, ran, values
 
 
+def optimizer_slots_of_parts(tf):
+    """Slots are never partitioned themselves, but saved as slices like their parts."""
+    seen = []
+    for make in (lambda: tf.train.MomentumOptimizer(0.1, 0.9),
+                 lambda: tf.train.AdamOptimizer(0.1), lambda: tf.train.AdagradOptimizer(0.1),
+                 lambda: tf.train.RMSPropOptimizer(0.1)):
+        tf.reset_default_graph()
+        with tf.variable_scope("m", partitioner=tf.fixed_size_partitioner(2)):
+            w = tf.get_variable("w", initializer=tf.constant(INITIAL))
+            loss = tf.reduce_sum(tf.square(w.as_tensor()))
+            optimizer = make()
+            train = optimizer.minimize(loss)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(2):
+                sess.run(train)
+            seen.append([[v.name, v.get_shape(), v._save_slice_info and [
+                v._save_slice_info.full_name, v._save_slice_info.spec]]
+                for v in tf.global_variables()])
+            seen.append(sess.run([w.as_tensor()] + [optimizer.get_slot(part, name)
+                                                    for name in optimizer.get_slot_names()
+                                                    for part in w]))
+    return seen
+
+
+def momentum_slots_saved_as_slices(tf):
+    def model(parts):
+        def make(tf):
+            w = tf.get_variable("w", [5, 3], initializer=tf.zeros_initializer(),
+                                partitioner=tf.fixed_size_partitioner(parts))
+            tf.train.MomentumOptimizer(0.1, 0.9).minimize(tf.reduce_sum(w.as_tensor() ** 2))
+            return w
+        return make
+
+    folder = tempfile.mkdtemp()
+    w = model(2)(tf)
+    saver = tf.train.Saver()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(w.assign(INITIAL))
+        sess.run(tf.get_default_graph().get_operation_by_name("Momentum"))
+        path = saver.save(sess, os.path.join(folder, "model"))
+    tf.reset_default_graph()
+    w = model(3)(tf)
+    with tf.Session() as sess:
+        tf.train.Saver().restore(sess, path)
+        return sess.run([w.as_tensor()] + [v for v in tf.global_variables()
+                                           if "Momentum" in v.name])
+
+
 def create_partitioned_variables(tf):
     first = tf.create_partitioned_variables([5, 3], [2, 1], tf.constant(INITIAL))
     with tf.variable_scope("outer", initializer=tf.ones_initializer()):
