@@ -182,6 +182,19 @@ def parts_round_robin_on_two_ps_tasks(tf):
     return [v.device for v in (*w, b, *e)], requested, ran, values
 
 
+def gradients_reach_each_part_as_its_slice(tf):
+    w = tf.get_variable("w", initializer=tf.constant(INITIAL),
+                        partitioner=tf.fixed_size_partitioner(2, axis=1))
+    x = tf.constant(np.ones([2, 5], np.float32), name="x")
+    loss = tf.reduce_sum(tf.matmul(x, w) ** 2, name="loss")
+    grads = tf.gradients(loss, list(w))
+    # (the values only: TensorFlow's ConcatV2 gradient slices with ConcatOffset, dtfnb's
+    # splits)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        return [g.get_shape() for g in grads], sess.run(grads)
+
+
 def optimizer_slots_of_parts(tf):
     """Slots are never partitioned themselves, but saved as slices like their parts."""
     seen = []
