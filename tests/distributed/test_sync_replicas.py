@@ -26,6 +26,15 @@ def _linear_model(task=0):
     return w, loss
 
 
+def _partitioned_model(task=0):
+    """_linear_model with its weight in 2 parts, which replica_device_setter spreads."""
+    x, y = _data(task)
+    w = tf.get_variable("w", [3, 1], initializer=tf.zeros_initializer(),
+                        partitioner=tf.fixed_size_partitioner(2))
+    loss = tf.reduce_mean(tf.square(tf.matmul(tf.constant(x), w) - y))
+    return w, loss
+
+
 # -- the graph ------------------------------------------------------------------------------
 
 def test_the_graph_tensorflow_builds():
@@ -108,12 +117,13 @@ def test_the_hook_inside_a_monitored_training_session():
 class _Replica:
     """One worker's own graph and session, as in between-graph replication."""
 
-    def __init__(self, cluster, task, replicas_to_aggregate, total_num_replicas, target):
+    def __init__(self, cluster, task, replicas_to_aggregate, total_num_replicas, target,
+                 model=_linear_model):
         self.task = task
         self.graph = tf.Graph()
         with self.graph.as_default(), tf.device(tf.train.replica_device_setter(
                 worker_device=f"/job:worker/task:{task}", cluster=cluster)):
-            self.w, self.loss = _linear_model(task)
+            self.w, self.loss = model(task)
             self.global_step = tf.train.get_or_create_global_step()
             opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.1),
                                                  replicas_to_aggregate, total_num_replicas)
@@ -197,6 +207,24 @@ def test_replicas_aggregate_two_of_three_gradients_per_global_step(cluster):
     assert all(e.computed_at_step < e.applied_at_step for e in dropped)
     assert {e.worker for e in events} == {f"/job:worker/replica:0/task:{i}" for i in range(3)}
     assert {e.device for e in events} == {"/job:ps/replica:0/task:0/device:CPU:0"}
+
+
+def test_each_part_of_a_partitioned_weight_is_aggregated_on_its_own_ps_task(cluster):
+    tasks = cluster({"ps": 2, "worker": 2})
+    subscriptions = [tasks["ps", i].events.subscribe(kinds=["variable_update"])
+                     for i in range(2)]
+    replicas = [_Replica(tasks.spec, task, 2, 2, tasks.target("worker", task),
+                         model=_partitioned_model) for task in range(2)]
+    before, after, _ = _train(replicas, lambda step: step >= 6, tasks.target("ps"))
+    events = [_gradient_events(subscription) for subscription in subscriptions]
+    for subscription in subscriptions:
+        subscription.close()
+    assert after < before / 4
+    assert [v.device for v in replicas[0].w] == ["/job:ps/task:0", "/job:ps/task:1"]
+    for ps in range(2):  # each part's gradients are aggregated where the part lies
+        part = f"w/part_{ps}"
+        assert {e.variable for e in events[ps]} == {f"{part}:0/grad_accum"}
+        assert {e.device for e in events[ps]} == {f"/job:ps/replica:0/task:{ps}/device:CPU:0"}
 
 
 # -- a cluster of processes with a slow spare worker -----------------------------------------
