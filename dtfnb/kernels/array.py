@@ -48,6 +48,29 @@ def _shape(ctx, step, x):
     return ctx.xp.asarray(x.shape, dtype=_out_dtype(ctx))
 
 
+@register_kernel("ShapeN")
+def _shape_n(ctx, step, *xs):
+    return tuple(ctx.xp.asarray(x.shape, dtype=_out_dtype(ctx, i)) for i, x in enumerate(xs))
+
+
+@register_kernel("ConcatOffset")
+def _concat_offset(ctx, step, axis, *shapes):
+    shapes = [_ints(s) for s in shapes]
+    axis = _axis(axis, len(shapes[0]), "concat_dim")
+    offsets, at = [], 0
+    for i, dims in enumerate(shapes):
+        if len(dims) != len(shapes[0]) or any(
+                d != d0 for j, (d, d0) in enumerate(zip(dims, shapes[0])) if j != axis):
+            raise _error(f"All dimensions except {axis} must match. Input {i} has shape "
+                         f"{_dims(dims)} and doesn't match input 0 with shape "
+                         f"{_dims(shapes[0])}.")
+        offset = [0] * len(dims)
+        offset[axis] = at
+        offsets.append(ctx.xp.asarray(offset, dtype=_out_dtype(ctx, i)))
+        at += dims[axis]
+    return tuple(offsets)
+
+
 @register_kernel("Size")
 def _size(ctx, step, x):
     return ctx.xp.asarray(x.size, dtype=_out_dtype(ctx))

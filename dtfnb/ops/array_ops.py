@@ -412,9 +412,55 @@ def concat(values, axis, name="concat"):
                            attrs={"T": dtype, "N": len(values), "Tidx": axis.dtype})
 
 
+define_op("ConcatOffset", lambda op: [s.shape for s in op.inputs[1:]])
+define_op("ShapeN", lambda op: [TensorShape([v.shape.ndims]) for v in op.inputs])
+for _op in ("ConcatOffset", "ShapeN"):
+    NotDifferentiable(_op)
+
+
+def concat_offset(axis, shapes, name="ConcatOffset"):
+    """Where each of `shapes` begins in their concatenation along `axis` (a vector each)."""
+    return make_op("ConcatOffset", [axis, *shapes], [shapes[0].dtype.base_dtype] * len(shapes),
+                   name=name, attrs={"N": len(shapes),
+                                     "shape_type": shapes[0].dtype.base_dtype}).outputs
+
+
+def shape_n(inputs, out_type=dtypes.int32, name="ShapeN"):
+    """The shapes of `inputs`, one 1-D tensor each, from one op."""
+    inputs = [convert_to_tensor(v) for v in inputs]
+    return make_op("ShapeN", inputs, [dtypes.as_dtype(out_type)] * len(inputs), name=name,
+                   attrs={"N": len(inputs), "T": inputs[0].dtype.base_dtype,
+                          "out_type": dtypes.as_dtype(out_type)}).outputs
+
+
+def _input_shapes(values):
+    """TensorFlow's: a constant Shape per input while they are known, else one ShapeN
+    (the Shape made for the first unknown one stays in the graph, as in TensorFlow)."""
+    sizes = []
+    for value in values:
+        value_shape = shape(value)
+        if value_shape.op.type != "Const":
+            return shape_n(values)
+        sizes.append(value_shape)
+    return sizes
+
+
 @RegisterGradient("ConcatV2")
 def _concat_grad(op, grad):
+    """As TensorFlow's: each input's gradient is its Slice of `grad`, where ConcatOffset
+    says it begins (a SplitV over more than 16 inputs, and for IndexedSlices)."""
+    from dtfnb.ops import math_ops, slicing_ops  # higher families: see ops/__init__.py
+
     values, axis = op.inputs[:-1], op.inputs[-1]
+    if isinstance(grad, Tensor) and len(values) > 1:
+        axis = math_ops.floormod(axis, rank(values[0]), name="mod")
+        sizes = _input_shapes(values)
+        if len(sizes) <= 16:
+            return [slicing_ops.slice(grad, begin, size)
+                    for begin, size in zip(concat_offset(axis, sizes), sizes)] + [None]
+        sizes = squeeze(slicing_ops.slice(stack(sizes, axis=1), [axis, 0], [1, -1]))
+        # (TensorFlow infers the count from the sizes' shape; dtfnb's Slice knows less)
+        return split(grad, sizes, axis, num=len(values)) + [None]
     static_axis = constant_value(axis)
     ndims = next((v.shape.ndims for v in values if v.shape.ndims is not None), None)
     if static_axis is not None and ndims is not None:

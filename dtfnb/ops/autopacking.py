@@ -29,12 +29,24 @@ def _first_dtype(value):
     return None
 
 
-def _pack_nested(value, dtype, name):
-    if not isinstance(value, (list, tuple)) or not contains_tensor(value):
-        return convert_to_tensor(value, dtype=dtype)
-    with _graph_of_nested(value).name_scope(name) as scope:
-        items = [_pack_nested(v, dtype, "packed") for v in value]
-        return make_tensor("Pack", items, dtype, name=scope,
+def _pack_nested(value, dtype, name, graph):
+    """TensorFlow's autopacking: a Pack named `name` of the list's tensors, its lists
+    packed in turn (under their index) and its other items constants named by their
+    index; a list that holds no tensor comes back as it is (its name scope used, as in
+    TensorFlow, so a constant in its place is named `<index>_1`)."""
+    items, must_pack = [], False
+    with graph.name_scope(name) as scope:
+        for i, item in enumerate(value):
+            if isinstance(item, (list, tuple)):
+                item = _pack_nested(item, dtype, str(i), graph)
+            must_pack = must_pack or is_tensor(item)
+            items.append(item)
+        if not must_pack:
+            return items
+        items = [convert_to_tensor(item) if is_tensor(item)  # a Variable reads its value
+                 else constant_op.constant(item, dtype, name=str(i))
+                 for i, item in enumerate(items)]
+        return make_tensor("Pack", items, dtype, name=scope, graph=graph,
                            attrs={"T": dtype, "N": len(items), "axis": 0})
 
 
@@ -46,7 +58,7 @@ def _autopacking_conversion(value, dtype=None, name=None, as_ref=False):
     if dtype is not None and dtypes.as_dtype(dtype).base_dtype != inner:
         raise TypeError(f"Cannot convert a list containing a tensor of dtype {inner.name} to "
                         f"{dtypes.as_dtype(dtype).name} (Tensor is: {value!r})")
-    return _pack_nested(value, inner, name or "packed")
+    return _pack_nested(value, inner, name or "packed", _graph_of_nested(value))
 
 
 register_tensor_conversion_function((list, tuple), _autopacking_conversion, priority=99)

@@ -88,8 +88,8 @@ def check_type(dtype, allowed, parameter):
 
 def int_tensor(value, name=None, dtype=dtypes.int32):
     """An index tensor: int32 unless `value` holds tensors, whose dtype (int64 too) it keeps."""
-    if contains_tensor(value):
-        return convert_to_tensor(value)
+    if contains_tensor(value):  # a list of them packs, named as the input (TensorFlow's)
+        return convert_to_tensor(value, name=name)
     return convert_to_tensor(value, dtype=dtype, name=name)
 
 

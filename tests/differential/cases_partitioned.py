@@ -188,11 +188,48 @@ def gradients_reach_each_part_as_its_slice(tf):
     x = tf.constant(np.ones([2, 5], np.float32), name="x")
     loss = tf.reduce_sum(tf.matmul(x, w) ** 2, name="loss")
     grads = tf.gradients(loss, list(w))
-    # (the values only: TensorFlow's ConcatV2 gradient slices with ConcatOffset, dtfnb's
-    # splits)
+    graph = tf.get_default_graph()
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
-        return [g.get_shape() for g in grads], sess.run(grads)
+        return (grads, sess.run(grads),
+                node_defs(graph, skip={op.name for op in graph.get_operations()
+                                       if "concat_grad" not in op.name}))
+
+
+def concat_gradients_of_unknown_shapes_and_many_inputs(tf):
+    """ConcatOffset from ShapeN when a shape is unknown; a SplitV past 16 inputs."""
+    a = tf.placeholder(tf.float32, [None, 2], name="a")
+    b = tf.placeholder(tf.float32, [None, 3], name="b")
+    joined = tf.concat([a, b], -1, name="joined")
+    many = [tf.constant(np.full([1, 2], i, np.float32), name=f"c{i}") for i in range(17)]
+    stacked = tf.concat(many, 0, name="stacked")
+    up = [tf.placeholder(tf.float32, [None, 5], name="up0"),
+          tf.placeholder(tf.float32, [17, 2], name="up1")]
+    grads = tf.gradients([joined, stacked], [a, b] + many, grad_ys=up)
+    feed = {a: np.ones([2, 2], np.float32), b: np.ones([2, 3], np.float32),
+            up[0]: np.arange(10, dtype=np.float32).reshape(2, 5),
+            up[1]: np.arange(34, dtype=np.float32).reshape(17, 2)}
+    with tf.Session() as sess:
+        values = sess.run(grads, feed)
+    graph = tf.get_default_graph()
+    inside = ("gradients/joined_grad/", "gradients/stacked_grad/")
+    # (inputs from outside the two gradients as such: TensorFlow wraps grad_ys in Identities)
+    return values, sorted([op.name, op.type, [i if i.startswith(inside + ("joined", "stacked"))
+                                              else "outside" for i in op.node_def.input]]
+                          for op in graph.get_operations() if op.name.startswith(inside))
+
+
+def autopacked_lists_are_named_by_the_input_and_their_index(tf):
+    """(The gradient past 16 parts slices at [axis, 0]: TensorFlow names such a packed
+    list by the op's input and its constants by their index.)"""
+    a = tf.placeholder(tf.int32, [], name="a")
+    packed = [tf.convert_to_tensor([[1, 2], [a, 3]]),
+              tf.convert_to_tensor(((a, 4), [6, 7], [a, a])),
+              tf.reshape(tf.zeros([4]), [a, -1]), tf.slice(tf.zeros([4, 4]), [a, 0], [1, -1]),
+              tf.convert_to_tensor([a, 5], name="named")]
+    with tf.Session() as sess:
+        values = sess.run(packed, {a: 2})
+    return values, node_defs(tf.get_default_graph())
 
 
 def optimizer_slots_of_parts(tf):
