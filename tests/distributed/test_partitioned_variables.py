@@ -52,7 +52,11 @@ def test_a_weight_partitioned_over_two_ps_processes_trains_saves_and_restores(tm
     for i, task in enumerate([0, 1, 0]):
         assert ran[f"w/part_{i}"] == ps[task]
         assert ran[f"GradientDescent/update_w/part_{i}/ApplyGradientDescent"] == ps[task]
-    assert ran["w/ConcatPartitions/concat"].startswith("/job:worker/replica:0/task:1/")
+    worker = "/job:worker/replica:0/task:1/device:CPU:0"
+    assert ran["w/ConcatPartitions/concat"] == worker
+    # the gradient is cut into the parts' slices on the worker: a ps gets its rows only
+    assert {ran[f"gradients/w/ConcatPartitions/concat_grad/Slice{suffix}"]
+            for suffix in ("", "_1", "_2")} == {worker}
 
     # one entry "w", its slices written by the ps tasks that hold the parts
     entry = checkpoint_index(path).entries["w"]
