@@ -51,8 +51,8 @@ from dtfnb.framework.api import (
 from dtfnb.ops.variables import report_uninitialized_variables
 from dtfnb.framework.gradients import gradients
 from dtfnb.ops.array_ops import (
-    concat, expand_dims, fill, newaxis, ones, ones_like, rank, reshape, shape, size, split,
-    squeeze, stack, stop_gradient, unstack, where, zeros, zeros_like, one_hot)
+    concat, expand_dims, fill, newaxis, ones, ones_like, rank, reshape, shape, shape_n, size,
+    split, squeeze, stack, stop_gradient, unstack, where, zeros, zeros_like, one_hot)
 from dtfnb.ops.slicing_ops import (
     boolean_mask, gather, invert_permutation, pad, slice, strided_slice, tile, transpose,
     unsorted_segment_sum)

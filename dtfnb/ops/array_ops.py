@@ -425,9 +425,9 @@ def concat_offset(axis, shapes, name="ConcatOffset"):
                                      "shape_type": shapes[0].dtype.base_dtype}).outputs
 
 
-def shape_n(inputs, out_type=dtypes.int32, name="ShapeN"):
-    """The shapes of `inputs`, one 1-D tensor each, from one op."""
-    inputs = [convert_to_tensor(v) for v in inputs]
+def shape_n(input, out_type=dtypes.int32, name="ShapeN"):  # noqa: A002 - TensorFlow's name
+    """The shapes of the tensors `input`, one 1-D tensor each, from one op."""
+    inputs = [convert_to_tensor(v) for v in input]
     return make_op("ShapeN", inputs, [dtypes.as_dtype(out_type)] * len(inputs), name=name,
                    attrs={"N": len(inputs), "T": inputs[0].dtype.base_dtype,
                           "out_type": dtypes.as_dtype(out_type)}).outputs

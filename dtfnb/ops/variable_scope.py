@@ -479,6 +479,8 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
     A new float variable defaults to a glorot-uniform initializer, an integer, bool
     or string one to zeros. Creating one that exists raises ValueError unless the
     scope reuses; reusing one that does not exist raises unless reuse is AUTO_REUSE.
+    With a `partitioner` (or the scope's), a variable of rank 1 or more is made as
+    parts `<name>/part_<i>` and returned as a PartitionedVariable.
     """
     return get_variable_scope().get_variable(
         _get_default_variable_store(), name, shape=shape, dtype=dtype,
@@ -619,8 +621,8 @@ class variable_scope:  # noqa: N801 - TensorFlow's name
       default_name: used, made unique (`dense`, `dense_1`, …), when name_or_scope is None.
       values: tensors whose graph becomes the default graph inside.
       reuse: True, tf.AUTO_REUSE, or None/False to inherit the enclosing scope's mode.
-      initializer, regularizer, caching_device, custom_getter, dtype, constraint:
-        defaults for get_variable inside.
+      initializer, regularizer, caching_device, partitioner, custom_getter, dtype,
+        constraint: defaults for get_variable inside.
       auxiliary_name_scope: False to leave the name scope as it is.
     """
 

@@ -209,8 +209,9 @@ def concat_gradients_of_unknown_shapes_and_many_inputs(tf):
     feed = {a: np.ones([2, 2], np.float32), b: np.ones([2, 3], np.float32),
             up[0]: np.arange(10, dtype=np.float32).reshape(2, 5),
             up[1]: np.arange(34, dtype=np.float32).reshape(17, 2)}
+    shapes = tf.shape_n([a, b, many[0]], out_type=tf.int64, name="shapes")
     with tf.Session() as sess:
-        values = sess.run(grads, feed)
+        values = sess.run(grads + shapes, feed)
     graph = tf.get_default_graph()
     inside = ("gradients/joined_grad/", "gradients/stacked_grad/")
     # (inputs from outside the two gradients as such: TensorFlow wraps grad_ys in Identities)
