@@ -305,7 +305,8 @@ def _saveables(var_list):
     saveables = []
     for name, value in named.items():
         if isinstance(value, (PartitionedVariable, list, tuple)):
-            saveables += [(name, _slice_spec(part, value), part) for part in value]
+            parts = list(value)
+            saveables += [(name, spec, part) for spec, part in zip(_slice_specs(parts), parts)]
         elif hasattr(value, "_variable"):
             saveables.append((name, "", value))
         else:
@@ -313,15 +314,16 @@ def _saveables(var_list):
     return saveables
 
 
-def _slice_spec(part, parts):
-    info = getattr(part, "_save_slice_info", None)
-    if info is None:
-        raise ValueError(f"Slices must all be slices: {part}")
-    first = parts[0] if isinstance(parts, (list, tuple)) else next(iter(parts))
-    if info.full_name != first._save_slice_info.full_name:
-        raise ValueError(f"Slices must all be from the same tensor: "
-                         f"{first._save_slice_info.full_name} != {info.full_name}")
-    return info.spec
+def _slice_specs(parts):
+    """Each part's slice spec; the parts must all be slices of one variable."""
+    infos = [getattr(part, "_save_slice_info", None) for part in parts]
+    for part, info in zip(parts, infos):
+        if info is None:
+            raise ValueError(f"Slices must all be slices: {part}")
+        if info.full_name != infos[0].full_name:
+            raise ValueError(f"Slices must all be from the same tensor: "
+                             f"{infos[0].full_name} != {info.full_name}")
+    return [info.spec for info in infos]
 
 
 def _by_device(saveables):

@@ -362,10 +362,11 @@ def saver_restore_errors(tf):
 
 def saver_var_lists(tf):
     w = tf.get_variable("w", [4, 3], partitioner=tf.fixed_size_partitioner(2))
+    u = tf.get_variable("u", [4, 3], partitioner=tf.fixed_size_partitioner(2))
     v = tf.get_variable("v", [2])
     built = [outcome(tf.train.Saver, var_list)
              for var_list in ({"x": w}, {"x": list(w)}, list(w)[:1], [w, list(w)[0]], [w, v],
-                              [w, w])]
+                              [w, w], {"x": [list(w)[0], v]}, {"x": [list(w)[0], list(u)[1]]})]
     return [made if isinstance(made, Exception) else made.saver_def.restore_op_name
             for made in built]
 
