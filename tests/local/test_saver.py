@@ -2,7 +2,9 @@
 file; atomicity; corruption; max_to_keep; meta graphs."""
 
 import os
+import struct
 import time
+import zlib
 
 import ml_dtypes
 import numpy as np
@@ -316,6 +318,26 @@ def test_a_truncated_or_corrupt_index_raises_data_loss(saved):
         saver.restore(sess, path)
     open(index, "wb").write(bytes([raw[0] ^ 1]) + raw[1:])
     with pytest.raises(tf.errors.DataLossError, match=f"Checksum mismatch.*{index}"):
+        saver.restore(sess, path)
+
+
+def test_an_index_of_format_version_1_still_restores_and_a_newer_one_is_refused(saved):
+    sess, saver, v, path = saved
+
+    def rewrite_index(version):
+        index = checkpoint_index(path)
+        index.version = version
+        body = index.SerializeToString(deterministic=True)
+        with open(path + ".index", "wb") as f:
+            f.write(body + struct.pack("<QI8s", len(body), zlib.crc32(body), b"dtfnbck1"))
+
+    rewrite_index(1)  # written before slices existed
+    sess.run(v.assign(np.zeros(100)))
+    saver.restore(sess, path)
+    np.testing.assert_array_equal(sess.run(v), np.arange(1.0, 101.0))
+    rewrite_index(3)
+    with pytest.raises(tf.errors.DataLossError, match="format version 3; this dtfnb reads "
+                                                      "versions 1 and 2"):
         saver.restore(sess, path)
 
 
