@@ -108,8 +108,8 @@ class Stops:
 
 class Work:
     """What each task did, from its HealthEvents: steps run as master, graphs run as a
-    worker (RunGraph calls served) and tensor bytes sent. A Feed's own "stopped" and
-    "dead" events carry no counts: they change nothing."""
+    worker (RunGraph calls served) and tensor bytes sent to and received from other
+    tasks. A Feed's own "stopped" and "dead" events carry no counts: they change nothing."""
 
     def __init__(self):
         self.of = {}   # task -> the protocol's IWork
@@ -120,11 +120,12 @@ class Work:
             health = event.health
             self.of[health.task or event.task] = {
                 "steps_run": health.steps_run, "graphs_run": health.graphs_run,
-                "bytes_sent": health.bytes_sent}
+                "bytes_sent": health.bytes_sent, "bytes_received": health.bytes_received}
 
     def work(self, task):
         """The protocol's IWork of `task` (zeros before its first HealthEvent)."""
-        return self.of.get(task, {"steps_run": 0, "graphs_run": 0, "bytes_sent": 0})
+        return self.of.get(task, {"steps_run": 0, "graphs_run": 0, "bytes_sent": 0,
+                                  "bytes_received": 0})
 
 
 class Traffic:
