@@ -81,9 +81,10 @@ class WorkerServicer:
         link = self._worker.conditions.link
         if link is not None and feeds:
             link.received(incoming.nbytes, request.link_seconds)
-        traffic = self._worker.traffic
-        if feeds:
-            traffic.count(request.step_id, request.master_task, received=incoming.nbytes)
+        # the peer of feeds and fetches ("": a master that counts none, and none here)
+        traffic, master = self._worker.traffic, request.master_task
+        if feeds and master:
+            traffic.count(request.step_id, master, received=incoming.nbytes)
         stats = StepStatsCollector() if request.trace else None
         step = Step(request.timeout_in_ms, feeds, stats, step_id=request.step_id)
         step.copy_fetches = False  # encoding them copies anyway
@@ -103,8 +104,8 @@ class WorkerServicer:
             out.add(response.recv.add(), str(position), value)
         if link is not None and response.recv:
             response.link_seconds = link.sent(out.nbytes)
-        if response.recv:
-            traffic.count(step.id, request.master_task, sent=out.nbytes)
+        if response.recv and master:
+            traffic.count(step.id, master, sent=out.nbytes)
         traffic.publish(step.id, request.session_handle)
         if stats is not None:
             stats.to_proto(response.step_stats)
