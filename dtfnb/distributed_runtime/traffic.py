@@ -22,7 +22,7 @@ class Traffic:
     ```python
     traffic = Traffic(EventLog("/job:ps/replica:0/task:0"))
     traffic.count(7, "/job:worker/replica:0/task:0", sent=4000)   # a push of step 7
-    traffic.publish(7, session_handle)   # step 7 ended here: its TrafficEvent, if watched
+    traffic.publish(7, "9f2c...")        # step 7 ended here: its TrafficEvent, if watched
     traffic.bytes_sent                   # 4000, over all steps (HealthEvent)
     ```
     """
