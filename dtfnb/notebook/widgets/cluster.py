@@ -162,9 +162,10 @@ def links_table(traffic, names, stopped):
             grey = source in stopped or destination in stopped
             cells.append(f'<td{_GREY if grey else ""}>{text}</td>')
         rows.append(f"<tr>{label(source, 'th')}{''.join(cells)}</tr>")
-    return ('<table class="dtfnb-links" style="font-size:12px"><caption style="text-align:left">'
-            'tensor bytes per step, from each task (row) to each other (column): the median '
-            f'of the last {traffic.steps} steps that moved any</caption><tr><th>from \\ to</th>'
+    return ('<div style="font-size:12px;margin-top:6px">tensor bytes per step, from each '
+            'task (row) to each other (column): the median of the last '
+            f'{traffic.steps} steps that moved any</div>'
+            '<table class="dtfnb-links" style="font-size:12px"><tr><th>from \\ to</th>'
             + "".join(label(task, "th") for task in tasks) + f'</tr>{"".join(rows)}</table>')
 
 
