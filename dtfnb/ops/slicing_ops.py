@@ -6,6 +6,7 @@ The highest of the three core op families: these builders and gradients use math
 """
 
 import builtins
+import warnings
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import constant_op, math_ops
 from dtfnb.ops.array_ops import (
     concat,
+    expand_dims,
     rank,
     reshape,
     shape,
@@ -411,9 +413,20 @@ def gather(params, indices, validate_indices=None, name=None, axis=0):
 
 @RegisterGradient("GatherV2")
 def _gather_grad(op, grad):
-    """A dense gradient (TensorFlow returns IndexedSlices): scatter-add into params' shape."""
+    """Along axis 0, IndexedSlices: the gradient's rows at the gathered indices, as
+    TensorFlow's _GatherV2Grad gives it (only those rows travel and are applied); along
+    another axis, a dense scatter-add into params' shape."""
     params, indices, axis_t = op.inputs
     axis = constant_value(axis_t)
+    if axis is not None and int(axis) == 0:
+        # params can be a large table on another task: its shape is computed beside it.
+        with params.graph.colocate_with(params.op):
+            params_shape = shape(params)
+        indices_size = expand_dims(size(indices), 0)
+        values_shape = concat([indices_size, params_shape[1:]], 0)
+        values = reshape(_indexed_slices_to_tensor(grad, warn=False)
+                         if isinstance(grad, IndexedSlices) else grad, values_shape)
+        return IndexedSlices(values, reshape(indices, indices_size), params_shape), None, None
     axis = 0 if axis is None and params.shape.ndims == 1 else axis
     if axis is None:
         raise ValueError(f"The gradient of '{op.name}' needs a constant axis.")
@@ -492,13 +505,23 @@ def boolean_mask(tensor, mask, name="boolean_mask", axis=None):
         return gather(tensor, indices, axis=axis)
 
 
-def _indexed_slices_to_tensor(value, dtype=None, name=None, as_ref=False):
+# TensorFlow warns above this many elements (framework/indexed_slices.py).
+_LARGE_SPARSE_NUM_ELEMENTS = 100000000
+
+
+def _indexed_slices_to_tensor(value, dtype=None, name=None, as_ref=False, warn=True):
     if dtype is not None and not dtype.is_compatible_with(value.dtype):
-        raise ValueError(f"Tensor conversion requested dtype {dtype.name} for IndexedSlices "
-                         f"with dtype {value.dtype.name}")
+        raise ValueError(f"Incompatible tensor conversion requested to `dtype` {dtype.name} "
+                         f"for IndexedSlices ({value}) with dtype {value.dtype.name}")
     if value.dense_shape is None:
-        raise ValueError(f"Tensor conversion requested for IndexedSlices without dense_shape: "
-                         f"{value}")
+        raise ValueError("Tensor conversion requested for IndexedSlices for argument `value` "
+                         f"without dense_shape: {value!s}")
+    dense_shape = constant_value(value.dense_shape)
+    if warn and dense_shape is not None:
+        elements = int(np.prod(dense_shape))
+        if elements >= _LARGE_SPARSE_NUM_ELEMENTS:
+            warnings.warn(f"Converting sparse IndexedSlices to a dense Tensor with {elements} "
+                          "elements. This may consume a large amount of memory.", stacklevel=2)
     return unsorted_segment_sum(value.values, value.indices, value.dense_shape[0],
                                 name=name)
 
