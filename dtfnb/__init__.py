@@ -52,7 +52,7 @@ from dtfnb.ops.variables import report_uninitialized_variables
 from dtfnb.framework.gradients import gradients
 from dtfnb.ops.array_ops import (
     concat, expand_dims, fill, newaxis, ones, ones_like, rank, reshape, shape, size, split,
-    squeeze, stack, stop_gradient, unstack, where, zeros, zeros_like, one_hot)
+    squeeze, stack, stop_gradient, unique, unstack, where, zeros, zeros_like, one_hot)
 from dtfnb.ops.slicing_ops import (
     boolean_mask, gather, invert_permutation, pad, slice, strided_slice, tile, transpose,
     unsorted_segment_sum)
@@ -94,7 +94,7 @@ from dtfnb.ops.parsing_ops import decode_csv, decode_raw, string_to_number
 
 # queues
 from dtfnb.ops.data_flow_ops import (
-    dynamic_partition,
+    dynamic_partition, dynamic_stitch, parallel_dynamic_stitch,
     FIFOQueue, PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue)
 
 # conditional accumulators (SyncReplicasOptimizer's) and sparse gradients

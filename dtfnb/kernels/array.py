@@ -197,6 +197,37 @@ def _dynamic_partition(ctx, step, data, partitions):
     return tuple(rows[ctx.xp.asarray(flat == i)] for i in range(count))
 
 
+def _dynamic_stitch(ctx, step, *args):
+    n = ctx.attrs["N"]
+    indices, data = [host(i) for i in args[:n]], args[n:]
+    for i, (index, values) in enumerate(zip(indices, data)):
+        if values.shape[:index.ndim] != index.shape:
+            raise _error(f"data[{i}].shape = {_dims(values.shape)} does not start with "
+                         f"indices[{i}].shape = {_dims(index.shape)}")
+    element = data[0].shape[indices[0].ndim:]
+    rows = max((int(index.max()) for index in indices if index.size), default=-1) + 1
+    merged = ctx.xp.zeros((rows,) + element, data[0].dtype)
+    for index, values in zip(indices, data):
+        merged[ctx.xp.asarray(index.reshape(-1))] = values.reshape((index.size,) + element)
+    return merged
+
+
+for _op in ("DynamicStitch", "ParallelDynamicStitch"):
+    register_kernel(_op)(_dynamic_stitch)
+
+
+@register_kernel("Unique")
+def _unique(ctx, step, x):
+    if x.ndim != 1:
+        raise _error("unique expects a 1D vector.")
+    xp = ctx.xp
+    values, first, idx = xp.unique(x, return_index=True, return_inverse=True)
+    order = xp.argsort(first)  # TensorFlow lists the values in order of first appearance
+    position = xp.empty_like(order)
+    position[order] = xp.arange(order.size)
+    return values[order], position[idx.reshape(-1)].astype(ctx.attrs["out_idx"].as_numpy_dtype)
+
+
 @register_kernel("Split")
 def _split(ctx, step, axis, x):
     axis = _axis(axis, x.ndim)
