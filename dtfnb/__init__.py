@@ -94,7 +94,7 @@ from dtfnb.ops.parsing_ops import decode_csv, decode_raw, string_to_number
 
 # queues
 from dtfnb.ops.data_flow_ops import (
-    dynamic_partition, dynamic_stitch, parallel_dynamic_stitch,
+    dynamic_partition, dynamic_stitch,
     FIFOQueue, PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue)
 
 # conditional accumulators (SyncReplicasOptimizer's) and sparse gradients

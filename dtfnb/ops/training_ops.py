@@ -102,7 +102,7 @@ def apply_adagrad(var, accum, lr, grad, use_locking=False, update_slots=True, na
 # -- sparse forms: the same updates on the rows `indices` of the variable and its slots,
 # as TensorFlow's optimizers apply IndexedSlices gradients (`_apply_sparse`) -------------
 
-# (op type: number of ref inputs, position of grad, which indices follow)
+# (op type: number of ref inputs, position of grad; the indices follow the grad)
 _SPARSE_OPS = {"SparseApplyMomentum": (2, 3), "SparseApplyRMSProp": (3, 7),
                "SparseApplyCenteredRMSProp": (4, 8), "SparseApplyAdagrad": (2, 3)}
 

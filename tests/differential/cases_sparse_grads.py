@@ -158,6 +158,17 @@ def lookup_errors(tf):
             outcome(run, tf, tf.nn.embedding_lookup(table, [[0, 14]]))]
 
 
+def unique_and_stitch(tf):
+    """The ops embedding_lookup and the optimizers build on."""
+    y, idx = tf.unique(tf.constant([4, 1, 4, 7, 1, 0], tf.int64), out_idx=tf.int64)
+    merged = tf.dynamic_stitch([[0, 3], [1, 3]], [[[1.0], [2.0]], [[3.0], [4.0]]])
+    fed = tf.placeholder(tf.int32, [None])
+    stitched = tf.dynamic_stitch([fed, [0]], [[[1.0, 2.0]], [[3.0, 4.0]]])
+    return ([t.get_shape() for t in (y, idx, merged, stitched)],
+            run(tf, [y, idx, merged, stitched], {fed: [1]}),
+            type(outcome(tf.unique, [[1, 2]])).__name__)
+
+
 CASES = {
     f"gather_gradient:{label}": _gather_gradient(shape, indices, dtype)
     for label, shape, indices, dtype in (
@@ -182,4 +193,5 @@ CASES.update({
     "lookup_with_max_norm": lookup_with_max_norm,
     "lookup_errors": lookup_errors,
     "sparse_update_errors": sparse_update_errors,
+    "unique_and_stitch": unique_and_stitch,
 })
