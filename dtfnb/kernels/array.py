@@ -398,13 +398,81 @@ def _unsorted_segment_sum(ctx, step, data, ids, num_segments):
     shape = (n,) + data.shape[ids.ndim:]
     check_output(ctx, shape, data.dtype)
     out = xp.zeros(shape, dtype=data.dtype)
+    _add_at(xp, out, ids, data)
+    return out
+
+
+def _add_at(xp, out, rows, values):
+    """out[rows] += values, a repeated row adding each time."""
     if xp.__name__ == "numpy":
-        np.add.at(out, ids, data)
+        np.add.at(out, rows, values)
     else:
         import cupyx
 
-        cupyx.scatter_add(out, ids, data)
+        cupyx.scatter_add(out, rows, values)
+
+
+def _sorted_segments(ids, rows, what="segment_ids"):
+    """The number of segments of sorted `ids` (its last id + 1), checking them."""
+    ids = host(ids)
+    if ids.ndim != 1:
+        raise _error(f"{what} should be a vector.")
+    if ids.size and (ids[0] < 0 or bool((np.diff(ids) < 0).any())):
+        raise _error(f"{what} must be sorted and non-negative")
+    if ids.size != rows:
+        raise _error(f"{what} should be the same size as dimension 0 of input.")
+    return int(ids[-1]) + 1 if ids.size else 0
+
+
+@register_kernel("SegmentSum")
+def _segment_sum(ctx, step, data, ids):
+    count = _sorted_segments(ids, data.shape[0] if data.ndim else 0)
+    out = ctx.xp.zeros((count,) + data.shape[1:], data.dtype)
+    _add_at(ctx.xp, out, ids, data)
     return out
+
+
+def _segment_scales(xp, norm, ids, count, dtype):
+    """Each segment's factor: 1 (sum), 1/size (mean) or 1/sqrt(size) (sqrtn)."""
+    sizes = np.bincount(host(ids), minlength=count).astype(np.float64)
+    scales = {"sum": np.ones_like(sizes), "mean": 1 / np.maximum(sizes, 1),
+              "sqrtn": 1 / np.sqrt(np.maximum(sizes, 1))}[norm]
+    return xp.asarray(scales.astype(dtype))
+
+
+def _sparse_segment(norm):
+    def kernel(ctx, step, data, indices, ids):
+        xp = ctx.xp
+        count = _sorted_segments(ids, indices.size)
+        _check_indices(indices, data.shape[0], "indices")
+        out = xp.zeros((count,) + data.shape[1:], data.dtype)
+        _add_at(xp, out, ids, data[indices])
+        scales = _segment_scales(xp, norm, ids, count, data.dtype)
+        return out * scales.reshape((count,) + (1,) * (data.ndim - 1))
+    return kernel
+
+
+def _sparse_segment_grad(norm, sparse):
+    def kernel(ctx, step, grad, indices, ids, rows):
+        xp = ctx.xp
+        rows = int(host(rows).reshape(()))
+        count = grad.shape[0]
+        scales = _segment_scales(xp, norm, ids, count, grad.dtype)
+        contributions = grad[ids] * scales[ids].reshape((-1,) + (1,) * (grad.ndim - 1))
+        out = xp.zeros((rows,) + grad.shape[1:], grad.dtype)
+        _add_at(xp, out, indices, contributions)
+        if not sparse:
+            return out
+        used = xp.unique(indices)  # sorted, as TensorFlow's sorted_unique_indices
+        return out[used], used
+    return kernel
+
+
+for _norm, _op in (("sum", "SparseSegmentSum"), ("mean", "SparseSegmentMean"),
+                   ("sqrtn", "SparseSegmentSqrtN")):
+    register_kernel(_op)(_sparse_segment(_norm))
+    register_kernel(_op + "Grad")(_sparse_segment_grad(_norm, sparse=False))
+    register_kernel(_op + "GradV2")(_sparse_segment_grad(_norm, sparse=True))
 
 
 # -- where, select -----------------------------------------------------------------

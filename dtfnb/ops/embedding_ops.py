@@ -13,8 +13,9 @@ from dtfnb.base import dtypes
 from dtfnb.base.shapes import Dimension
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.graph import get_default_graph
+from dtfnb.framework.sparse_tensor import SparseTensor
 from dtfnb.framework.tensor import Tensor
-from dtfnb.ops import array_ops, clip_ops, data_flow_ops, math_ops
+from dtfnb.ops import array_ops, clip_ops, data_flow_ops, math_ops, slicing_ops
 from dtfnb.ops.building import op_scope
 from dtfnb.ops.slicing_ops import gather
 from dtfnb.ops.variables import Variable
@@ -114,3 +115,78 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_
             [array_ops.shape(ids), element_dynamic], 0))
         result.set_shape(ids.shape.concatenate(element))
         return _clip(result, ids, max_norm)
+
+
+def embedding_lookup_sparse(params, sp_ids, sp_weights, partition_strategy="mod", name=None,
+                            combiner=None, max_norm=None, allow_fast_lookup=False):
+    """One embedding per row of the SparseTensor `sp_ids`: the rows of `params` its ids
+    name, weighted by `sp_weights` (a SparseTensor like sp_ids, or None for 1s) and
+    combined by `combiner`: "sum", "mean" (the default: the weighted mean) or "sqrtn"
+    (the sum over the root of the sum of squared weights). `params` is as for
+    embedding_lookup. TensorFlow 2.21's paths: unweighted on one table beside the ids, a
+    sparse segment reduction of the table (its gradient an IndexedSlices); otherwise the
+    distinct ids looked up, then reduced."""
+    combiner = "mean" if combiner is None else combiner
+    if combiner not in ("mean", "sqrtn", "sum"):
+        raise ValueError(f"combiner must be one of 'mean', 'sqrtn' or 'sum', got {combiner}")
+    params = _parts(params)
+    if not isinstance(sp_ids, SparseTensor):
+        raise TypeError(f"sp_ids must be SparseTensor, got {type(sp_ids)}")
+    ignore_weights = sp_weights is None
+    if not ignore_weights:
+        if not isinstance(sp_weights, SparseTensor):
+            raise TypeError(f"sp_weights must be either None or SparseTensor,"
+                            f"got {type(sp_weights)}")
+        for part in ("values", "indices", "dense_shape"):
+            getattr(sp_ids, part).shape.assert_is_compatible_with(
+                getattr(sp_weights, part).shape)
+    with op_scope("embedding_lookup_sparse", name, *params, sp_ids) as scope:
+        segment_ids = convert_to_tensor(sp_ids.indices[:, 0], name="segment_ids")
+        ids = sp_ids.values
+        if len(params) == 1 and not isinstance(params[0], Tensor):
+            params = [convert_to_tensor(params[0], name="params")]
+        if (len(params) == 1 and isinstance(params[0], Tensor)
+                and params[0].device == segment_ids.device and max_norm is None
+                and (allow_fast_lookup or ignore_weights)):
+            idx, embeddings = ids, params[0]
+            sparse_gradient = not allow_fast_lookup
+        else:
+            ids, idx = array_ops.unique(ids)
+            embeddings = embedding_lookup(params, ids, partition_strategy=partition_strategy,
+                                          max_norm=max_norm)
+            sparse_gradient = False
+        if ignore_weights:
+            if segment_ids.dtype.base_dtype not in (dtypes.int32, dtypes.int64):
+                segment_ids = math_ops.cast(segment_ids, dtypes.int32)
+            reduce = {"sum": slicing_ops.sparse_segment_sum,
+                      "mean": slicing_ops.sparse_segment_mean,
+                      "sqrtn": slicing_ops.sparse_segment_sqrt_n}[combiner]
+            return reduce(embeddings, idx, segment_ids, name=scope,
+                          sparse_gradient=sparse_gradient)
+        return _weighted(embeddings, idx, segment_ids, sp_weights.values, combiner, scope)
+
+
+def _weighted(embeddings, idx, segment_ids, weights, combiner, name):
+    """The embeddings of `idx`, times their weights, reduced by segment as `combiner`."""
+    if segment_ids.dtype.base_dtype != dtypes.int32:
+        segment_ids = math_ops.cast(segment_ids, dtypes.int32)
+    embeddings = gather(embeddings, idx)
+    if weights.dtype.base_dtype != embeddings.dtype.base_dtype:
+        weights = math_ops.cast(weights, embeddings.dtype)
+    # The weights broadcast over each embedding's dimensions.
+    ones_shape = array_ops.expand_dims(array_ops.rank(embeddings) - 1, 0)
+    weights_shape = array_ops.shape(weights)
+    ones = array_ops.ones(ones_shape, dtype=weights_shape.dtype)
+    static = weights.shape
+    weights = array_ops.reshape(weights, array_ops.concat([weights_shape, ones], 0))
+    if embeddings.shape.ndims is not None:
+        weights.set_shape(static.concatenate([1] * (embeddings.shape.ndims - 1)))
+    embeddings *= weights
+    if combiner == "sum":
+        return slicing_ops.segment_sum(embeddings, segment_ids, name=name)
+    total = slicing_ops.segment_sum(embeddings, segment_ids)
+    if combiner == "mean":
+        return math_ops.div_no_nan(total, slicing_ops.segment_sum(weights, segment_ids),
+                                   name=name)
+    weight_sum = slicing_ops.segment_sum(math_ops.pow(weights, 2), segment_ids)
+    return math_ops.div_no_nan(total, math_ops.sqrt(weight_sum), name=name)

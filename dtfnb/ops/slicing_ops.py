@@ -28,7 +28,7 @@ from dtfnb.ops.array_ops import (
     stack,
     where,
 )
-from dtfnb.ops.building import int_tensor, make_tensor, op_scope
+from dtfnb.ops.building import int_tensor, make_op, make_tensor, op_scope
 from dtfnb.ops.shape_util import constant_value, normalize_axis, shape_error, shape_value
 
 # -- transpose -------------------------------------------------------------------------
@@ -470,8 +470,106 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
 
 
 @RegisterGradient("UnsortedSegmentSum")
-def _segment_sum_grad(op, grad):
+def _unsorted_segment_sum_grad(op, grad):
     return gather(grad, op.inputs[1]), None, None
+
+
+def _sorted_segments_shape(op):
+    data = op.inputs[0].shape
+    return [unknown_shape() if data.ndims is None else TensorShape([None]).concatenate(data[1:])]
+
+
+define_op("SegmentSum", _sorted_segments_shape)
+
+
+def segment_sum(data, segment_ids, name=None):
+    """Sums the rows of `data` by their sorted `segment_ids`: one row per segment up to the
+    last id."""
+    data = convert_to_tensor(data)
+    segment_ids = int_tensor(segment_ids)
+    return make_tensor("SegmentSum", [data, segment_ids], data.dtype.base_dtype,
+                       name=name or "SegmentSum",
+                       attrs={"T": data.dtype.base_dtype,
+                              "Tindices": segment_ids.dtype.base_dtype})
+
+
+@RegisterGradient("SegmentSum")
+def _segment_sum_grad(op, grad):
+    return gather(grad, op.inputs[1]), None
+
+
+# SparseSegment{Sum,Mean,SqrtN}: the rows `indices` of data, reduced by sorted segment ids;
+# their gradients scatter back into data's rows, densely (…Grad) or, with the op's
+# sparse_gradient attr, as IndexedSlices of the rows used (…GradV2).
+_SPARSE_SEGMENT_OPS = {"SparseSegmentSum": "sum", "SparseSegmentMean": "mean",
+                       "SparseSegmentSqrtN": "sqrtn"}
+
+
+def _sparse_segment_grad_shape(op):
+    grad = op.inputs[0].shape
+    rows = constant_value(op.inputs[3])
+    dense = unknown_shape() if grad.ndims is None else \
+        TensorShape([None if rows is None else int(rows)]).concatenate(grad[1:])
+    if op.type.endswith("V2"):
+        return [TensorShape([None]).concatenate(dense[1:]) if dense.ndims else dense,
+                TensorShape([None])]
+    return [dense]
+
+
+for _op in _SPARSE_SEGMENT_OPS:
+    define_op(_op, _sorted_segments_shape)
+    define_op(_op + "Grad", _sparse_segment_grad_shape)
+    define_op(_op + "GradV2", _sparse_segment_grad_shape)
+
+
+def _sparse_segment(op_type, data, indices, segment_ids, name, sparse_gradient):
+    data = convert_to_tensor(data)
+    indices, segment_ids = int_tensor(indices), int_tensor(segment_ids)
+    return make_tensor(op_type, [data, indices, segment_ids], data.dtype.base_dtype,
+                       name=name or op_type,
+                       attrs={"T": data.dtype.base_dtype, "Tidx": indices.dtype.base_dtype,
+                              "Tsegmentids": segment_ids.dtype.base_dtype,
+                              "sparse_gradient": bool(sparse_gradient)})
+
+
+def sparse_segment_sum(data, indices, segment_ids, name=None, *, sparse_gradient=False):
+    """Sums the rows `indices` of `data` by their sorted `segment_ids`."""
+    return _sparse_segment("SparseSegmentSum", data, indices, segment_ids, name,
+                           sparse_gradient)
+
+
+def sparse_segment_mean(data, indices, segment_ids, name=None, *, sparse_gradient=False):
+    """Averages the rows `indices` of `data` by their sorted `segment_ids`."""
+    return _sparse_segment("SparseSegmentMean", data, indices, segment_ids, name,
+                           sparse_gradient)
+
+
+def sparse_segment_sqrt_n(data, indices, segment_ids, name=None, *, sparse_gradient=False):
+    """Sums the rows `indices` of `data` by their sorted `segment_ids`, each sum divided by
+    the square root of its segment's size."""
+    return _sparse_segment("SparseSegmentSqrtN", data, indices, segment_ids, name,
+                           sparse_gradient)
+
+
+@RegisterGradient("SparseSegmentSum")
+@RegisterGradient("SparseSegmentMean")
+@RegisterGradient("SparseSegmentSqrtN")
+def _sparse_segment_grad(op, grad):
+    data, indices, segment_ids = op.inputs
+    dtype = grad.dtype.base_dtype
+    if op.get_attr("sparse_gradient"):
+        data_shape = shape(data)
+        grad_op = make_op(op.type + "GradV2", [grad, indices, segment_ids, data_shape[0]],
+                          [dtype, indices.dtype.base_dtype], name=op.type + "GradV2",
+                          attrs={"T": dtype, "Tidx": indices.dtype.base_dtype,
+                                 "Tsegmentids": segment_ids.dtype.base_dtype})
+        values, rows = grad_op.outputs
+        return IndexedSlices(values, rows, data_shape), None, None
+    rows = shape(data)[0]
+    return make_tensor(op.type + "Grad", [grad, indices, segment_ids, rows], dtype,
+                       name=op.type + "Grad",
+                       attrs={"T": dtype, "Tidx": indices.dtype.base_dtype,
+                              "Tsegmentids": segment_ids.dtype.base_dtype}), None, None
 
 
 # -- boolean_mask ----------------------------------------------------------------------

@@ -158,6 +158,39 @@ def lookup_errors(tf):
             outcome(run, tf, tf.nn.embedding_lookup(table, [[0, 14]]))]
 
 
+def _lookup_sparse(combiner, weighted, parts):
+    """embedding_lookup_sparse of three rows of ids (one of them empty, one with an id
+    twice), over TABLE whole or in 2 "div" parts, and the gradient of each part."""
+    def case(tf):
+        pieces = [TABLE] if parts == 1 else np.split(TABLE, [7])
+        variables = [tf.Variable(p, name=f"part_{i}") for i, p in enumerate(pieces)]
+        indices = [[0, 0], [0, 1], [0, 2], [2, 0], [2, 1]]
+        # Fed, as a model's ids are (TensorFlow folds constant ids into static shapes).
+        fed = tf.placeholder(tf.int64, [None], name="ids")
+        sp_ids = tf.SparseTensor(indices, fed, [3, 3])
+        sp_weights = tf.SparseTensor(indices, [0.5, 2.0, 1.0, -1.0, 3.0], [3, 3]) \
+            if weighted else None
+        out = tf.nn.embedding_lookup_sparse(variables if parts > 1 else variables[0], sp_ids,
+                                            sp_weights, combiner=combiner,
+                                            partition_strategy="div")
+        grads = tf.gradients(tf.reduce_sum(out * out), variables)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            value, grad_values = sess.run([out, grads], {fed: [3, 9, 3, 12, 0]})
+        return (out.name, out.op.type, out.get_shape(), value,
+                [_slices(g, v) if hasattr(g, "dense_shape") else (g.op.type, v)
+                 for g, v in zip(grads, grad_values)])
+    return case
+
+
+def lookup_sparse_errors(tf):
+    table = tf.constant(TABLE)
+    ids = tf.SparseTensor([[0, 0]], tf.constant([1], tf.int64), [1, 1])
+    return [outcome(tf.nn.embedding_lookup_sparse, table, ids, None, combiner="max"),
+            type(outcome(tf.nn.embedding_lookup_sparse, table, [1], None)).__name__,
+            type(outcome(tf.nn.embedding_lookup_sparse, table, ids, [1.0])).__name__]
+
+
 def unique_and_stitch(tf):
     """The ops embedding_lookup and the optimizers build on."""
     y, idx = tf.unique(tf.constant([4, 1, 4, 7, 1, 0], tf.int64), out_idx=tf.int64)
@@ -194,4 +227,9 @@ CASES.update({
     "lookup_errors": lookup_errors,
     "sparse_update_errors": sparse_update_errors,
     "unique_and_stitch": unique_and_stitch,
+    "lookup_sparse_errors": lookup_sparse_errors,
 })
+CASES.update({f"lookup_sparse:{combiner}:{'weighted' if weighted else 'ones'}:{parts}":
+              _lookup_sparse(combiner, weighted, parts)
+              for combiner in ("sum", "mean", "sqrtn") for weighted in (False, True)
+              for parts in (1, 2)})
