@@ -8,6 +8,8 @@ a static shape, a Pack of those) through `shape_util.constant_value`, so static 
 flow as far as they do in TensorFlow.
 """
 
+import collections
+
 import numpy as np
 
 from dtfnb.base import dtypes
@@ -357,6 +359,27 @@ def unstack(value, num=None, axis=0, name="unstack"):
 @RegisterGradient("Unpack")
 def _unpack_grad(op, *grads):
     return stack(grads, axis=op.get_attr("axis"))
+
+
+def _unique_shape(op):
+    x = op.inputs[0].shape
+    if x.ndims not in (None, 1):
+        raise shape_error(op, f"Shape must be rank 1 but is rank {x.ndims}")
+    return [TensorShape([None]), TensorShape([x[0].value] if x.ndims else [None])]
+
+
+define_op("Unique", _unique_shape)
+UniqueOutput = collections.namedtuple("Unique", ["y", "idx"])  # as TensorFlow names it
+
+
+def unique(x, out_idx=dtypes.int32, name=None):
+    """The distinct values of the vector `x` in order of first appearance (`y`), and for
+    each element of `x` the position of its value in `y` (`idx`)."""
+    x = convert_to_tensor(x, name="x")
+    out_idx = dtypes.as_dtype(out_idx)
+    op = make_op("Unique", [x], [x.dtype.base_dtype, out_idx], name=name or "Unique",
+                 attrs={"T": x.dtype.base_dtype, "out_idx": out_idx})
+    return UniqueOutput(*op.outputs)
 
 
 def _concat_shape(op):
