@@ -52,12 +52,14 @@ from dtfnb.ops.variables import report_uninitialized_variables
 from dtfnb.framework.gradients import gradients
 from dtfnb.ops.array_ops import (
     concat, expand_dims, fill, newaxis, ones, ones_like, rank, reshape, shape, shape_n, size,
-    split, squeeze, stack, stop_gradient, unstack, where, zeros, zeros_like, one_hot)
+    split, squeeze, stack, stop_gradient, unique, unstack, where, zeros, zeros_like, one_hot)
 from dtfnb.ops.slicing_ops import (
-    boolean_mask, gather, invert_permutation, pad, slice, strided_slice, tile, transpose,
+    boolean_mask, gather, invert_permutation, pad, segment_sum, slice, sparse_segment_mean,
+    sparse_segment_sqrt_n, sparse_segment_sum, strided_slice, tile, transpose,
     unsorted_segment_sum)
 from dtfnb.ops.math_ops import (
-    abs, add, add_n, argmax, argmin, broadcast_to, cast, ceil, cos, div, divide, equal, exp,
+    abs, add, add_n, argmax, argmin, broadcast_to, cast, ceil, cos, div, div_no_nan, divide,
+    equal, exp,
     floor, floordiv, floormod, greater, greater_equal, less, less_equal, log, log1p,
     logical_and, logical_not, logical_or, logical_xor, maximum, minimum, mod, multiply,
     negative, not_equal, pow, range, realdiv, reciprocal, reduce_all, reduce_any,
@@ -96,7 +98,7 @@ from dtfnb.ops.parsing_ops import decode_csv, decode_raw, string_to_number
 
 # queues
 from dtfnb.ops.data_flow_ops import (
-    dynamic_partition,
+    dynamic_partition, dynamic_stitch,
     FIFOQueue, PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue)
 
 # conditional accumulators (SyncReplicasOptimizer's) and sparse gradients

@@ -1,5 +1,9 @@
-"""tf.nn: re-exports only (the ops live in dtfnb/ops/nn_ops.py)."""
+"""tf.nn: re-exports only (the ops live in dtfnb/ops/nn_ops.py and embedding_ops.py)."""
 
+from dtfnb.ops.embedding_ops import (  # noqa: F401 - re-exported
+    embedding_lookup,
+    embedding_lookup_sparse,
+)
 from dtfnb.ops.nn_ops import (  # noqa: F401 - re-exported
     bias_add,
     dropout,

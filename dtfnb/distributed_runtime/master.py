@@ -8,8 +8,8 @@ only execute. The session drives each step itself, over its Cluster: the Worker 
 each task (interfaces.WorkerInterface) starts its part, and the session waits for
 them all. It publishes each placement and each plan (what one signature runs, where,
 and the tensors it moves between devices: a PlanEvent), and each step while someone
-watches (with the bytes each transfer moved and the scalars it fetched), to its task's
-EventLog.
+watches (with the bytes each transfer moved and the scalars it fetched), and the bytes
+each step exchanged with each other task (a TrafficEvent), to its task's EventLog.
 
 Sessions of other processes are closed when idle for long, or when too many are
 open; sessions of this process are their client's to close.
@@ -82,13 +82,15 @@ class Cluster:
 
     `client_device`: where a local session (TensorFlow's DirectSession) feeds and
     fetches, its CPU:0; None on a server, whose clients feed and fetch through
-    transfers."""
+    transfers. `traffic`: a server's traffic.Traffic, where each step's bytes to and from
+    other tasks are counted (a session publishes them as the step ends); None locally."""
 
-    def __init__(self, task_spec, workers, events, client_device=None):
+    def __init__(self, task_spec, workers, events, client_device=None, traffic=None):
         self.task_spec = task_spec
         self.task = task_spec.to_string()
         self.workers = workers
         self.events = events
+        self.traffic = traffic
         self.client_device = client_device
         self.steps_run = 0   # by every session, for the task's health events
         self._lock = threading.Lock()
@@ -369,6 +371,8 @@ class MasterSession:
             self._active_steps.discard(step)
             self._cluster.step_ran()
             self._publish_step(plan, step, start, error)
+            if self._cluster.traffic is not None:
+                self._cluster.traffic.publish(step.id, self.handle)
         if prepared.run_metadata is not None:
             self._describe(prepared)
         return [step.fetched[i] for i in range(len(plan.fetches))]
@@ -458,7 +462,8 @@ class Master(MasterInterface):
 
     `workers`: a Worker per task of the cluster, this task's among them. `events`: the
     task's EventLog (default: a new one), also reachable as `master.events`, so that a
-    notebook can watch a local session in-process.
+    notebook can watch a local session in-process. `traffic`: a server's
+    traffic.Traffic, which counts the bytes of its steps to and from other tasks.
 
     `server_config`: the default_session_config of the server this master serves, None
     for a local session's own master. As in TensorFlow, its operation_timeout_in_ms is the
@@ -471,12 +476,12 @@ class Master(MasterInterface):
     """
 
     def __init__(self, task_spec, workers, events=None, server_config=None,
-                 session_gc_seconds=0.0):
+                 session_gc_seconds=0.0, traffic=None):
         self.events = events if events is not None else EventLog(task_spec.to_string())
         # A local session (TensorFlow's DirectSession) feeds and fetches on its CPU:0.
         client_device = None if server_config is not None else task_spec.merge_from(
             DeviceSpec(device_type="CPU", device_index=0)).to_string()
-        self._cluster = Cluster(task_spec, workers, self.events, client_device)
+        self._cluster = Cluster(task_spec, workers, self.events, client_device, traffic)
         self._sessions = {}
         self._lock = threading.Lock()
         self._server_config = server_config

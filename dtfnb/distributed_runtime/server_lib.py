@@ -27,6 +27,7 @@ from dtfnb.base.device_spec import DeviceSpec
 from dtfnb.distributed_runtime.cluster import ClusterSpec
 from dtfnb.distributed_runtime.emulation import Conditions
 from dtfnb.distributed_runtime.master import Master
+from dtfnb.distributed_runtime.traffic import Traffic
 from dtfnb.distributed_runtime.transport import monitor, rpc, shm
 from dtfnb.distributed_runtime.transport.remote import Peers
 from dtfnb.distributed_runtime.transport.services import start_server
@@ -103,20 +104,21 @@ class Server:
                   if (job, index) != (self._job, self._task)}
         self._security = rpc.Security()
         self.emulated = Conditions(task_name(self._job, self._task), **(emulate or {}))
-        self._peers = Peers(others, self._security, self.emulated.link)
         self.events = EventLog(task_name(self._job, self._task))
+        self.traffic = Traffic(self.events)
+        self._peers = Peers(others, self._security, self.emulated.link, self.traffic)
         gc_seconds = _session_gc_seconds()
         self._worker = Worker(create_devices(config, self._job, self._task, blas_threads,
                                              self.events, cores),
                               blas_threads, peers=self._peers, graph_gc_seconds=gc_seconds,
-                              conditions=self.emulated)
+                              conditions=self.emulated, traffic=self.traffic)
         for device in self._worker.devices.values():
             if device.xp is np:
                 device.shared_arrays = shm.block_pool().empty
         self.master = Master(DeviceSpec(self._job, 0, self._task),
                              [self._worker] + [self._peers.worker(t) for t in sorted(others)],
                              self.events, server_config=config,
-                             session_gc_seconds=gc_seconds)
+                             session_gc_seconds=gc_seconds, traffic=self.traffic)
         self._monitor = monitor.MonitorServicer(self.events)
         self._grpc = None
         self._health = None
@@ -170,7 +172,8 @@ class Server:
         health.steps_run = self.master.steps_run
         health.resident_bytes = _resident_bytes()
         health.graphs_run = self._worker.graphs_run
-        health.bytes_sent = self._worker.bytes_sent
+        health.bytes_sent = self.traffic.bytes_sent
+        health.bytes_received = self.traffic.bytes_received
         health.emulated = self.emulated.description
         now = time.monotonic()
         since, graphs, sent = self._last_health

@@ -119,7 +119,8 @@ class Worker(WorkerInterface):
     their rendezvous from a table by step id, since a peer's tensor may arrive first.
     `conditions` (emulation.Conditions) are the task's emulated link, which the
     transport applies, and its slowness, which delays the end of each step's partitions
-    here.
+    here. `traffic` (traffic.Traffic), given to a task of a cluster, counts the tensor
+    bytes it exchanges with other tasks, which the transport adds to.
 
     Any peer may call a task, so a step's id and its graph's handle, both random and
     known only to the step's master, are what make a call about a step the master's: a
@@ -134,7 +135,7 @@ class Worker(WorkerInterface):
     """
 
     def __init__(self, devices, blas_threads, peers=None, graph_gc_seconds=0.0,
-                 conditions=None):
+                 conditions=None, traffic=None):
         self.devices = {d.name: d for d in devices}
         self.conditions = conditions or Conditions()
         self.task = next(iter(self.devices)).rpartition("/device:")[0]
@@ -149,8 +150,7 @@ class Worker(WorkerInterface):
                                         MAX_REMOTE_GRAPHS, "graph", "graphs of other tasks",
                                         "worker")
         self.graphs_run = 0    # steps run here (HealthEvent)
-        self.bytes_sent = 0    # tensor bytes pushed to other tasks, as on the wire
-        self._sent_lock = threading.Lock()
+        self.traffic = traffic
         # Intra-op parallelism is BLAS's: its threads are set per task (process-wide), so
         # that several tasks on one host do not fight for the same cores, and fewer while
         # other processes keep cores busy (blas.adjust at each step).
@@ -244,9 +244,6 @@ class Worker(WorkerInterface):
         """Sends [(device, key, value)] of a step to the tasks of those devices; a failure
         goes to `on_error(error)`."""
         self._peers.push(step_id, tensors, options, on_error)
-        nbytes = sum(tensor_bytes(value, options.float_type) for _, _, value in tensors)
-        with self._sent_lock:
-            self.bytes_sent += nbytes
 
     def deliver(self, step_id, key, value):
         """A tensor another task sent to one of this task's devices."""

@@ -1,10 +1,12 @@
 """tf.gradients: reverse-mode differentiation that adds gradient ops to the graph.
 
-As in micrograd's `backward`: collect the ops on a path from `xs` to `ys`, sort them
-topologically, then sweep them in reverse, calling each op type's registered
-gradient (framework/registry.py) with the summed gradients of its outputs.
+As in micrograd's `backward`: collect the ops on a path from `xs` to `ys`, then sweep
+them from the ys back, each once all its consumers are done (in TensorFlow's order),
+calling each op type's registered gradient (framework/registry.py) with the summed
+gradients of its outputs.
 """
 
+import collections
 import contextlib
 
 import numpy as np
@@ -12,6 +14,7 @@ import numpy as np
 from dtfnb.base import dtypes
 from dtfnb.framework import registry
 from dtfnb.framework.convert import convert_to_tensor
+from dtfnb.framework.indexed_slices import IndexedSlices
 
 
 def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_ops=False,
@@ -30,7 +33,9 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
       stop_gradients: Tensors treated as constants: nothing flows back through them.
 
     Returns:
-      A list with one gradient Tensor per x, None where x does not reach any y.
+      A list with one gradient per x, None where x does not reach any y: a Tensor, or an
+      IndexedSlices where only rows of x reach the ys (through tf.gather or
+      tf.nn.embedding_lookup), as TensorFlow gives it.
 
     Raises:
       LookupError: an op between xs and ys has no registered gradient.
@@ -62,7 +67,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                 grad_y = convert_to_tensor(grad_y, dtype=y.dtype.base_dtype)
             grads.setdefault(y, []).append(grad_y)
 
-        for op in reversed(order):
+        for op in _backward_order(order, ys):
             with _colocated(graph, op, colocate_gradients_with_ops):
                 out_grads = [_sum_grads(graph, grads, t) for t in op.outputs]
             if op in stop_ops or all(g is None for g in out_grads):
@@ -98,6 +103,9 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                         in_grads = _gate(graph, in_grads)
             for t, g in zip(op.inputs, in_grads):
                 if g is None or t.op not in between:
+                    continue
+                if isinstance(g, IndexedSlices):
+                    grads.setdefault(t, []).append(g)
                     continue
                 g = convert_to_tensor(g)
                 try:
@@ -161,14 +169,65 @@ def _ops_between(xs, ys):
     return order
 
 
+def _backward_order(order, ys):
+    """The ops of `order` (topological) in the order TensorFlow's gradients visits them:
+    from the ys, an op once every op between that consumes its outputs has been visited
+    (a queue over pending counts). The order decides where the gradients of several
+    paths meet in a sum, e.g. which rows come first in two tf.gather gradients
+    concatenated. Ops on a cycle (a while loop's) never become ready: they follow in
+    reverse topological order, and their gradients refuse."""
+    between = set(order)
+    pending = collections.Counter(t.op for op in order for t in op.inputs if t.op in between)
+    queue = collections.deque()
+    for y in ys:
+        if y.op in between and pending[y.op] == 0 and y.op not in queue:
+            queue.append(y.op)
+    visited = set()
+    while queue:
+        op = queue.popleft()
+        visited.add(op)
+        yield op
+        for t in op.inputs:
+            if t.op in between:
+                pending[t.op] -= 1
+                if pending[t.op] == 0:
+                    queue.append(t.op)
+    yield from (op for op in reversed(order) if op not in visited)
+
+
 def _sum_grads(graph, grads, tensor):
-    """The total gradient into `tensor` (an AddN when several paths meet), or None."""
+    """The total gradient into `tensor`, or None. Where several paths meet, Tensors are
+    summed by an AddN (IndexedSlices among them made dense), and IndexedSlices alone stay
+    sparse: their rows and indices concatenated, as TensorFlow aggregates them."""
     found = grads.get(tensor)
     if not found:
         return None
     if len(found) > 1:
-        found[:] = [_create(graph, "AddN", found, found[0].dtype, {"N": len(found)})]
+        if all(isinstance(g, IndexedSlices) for g in found):
+            found[:] = [_concat_slices(graph, found)]
+        else:
+            dense = [convert_to_tensor(g) for g in found]
+            found[:] = [_create(graph, "AddN", dense, dense[0].dtype, {"N": len(dense)})]
     return found[0]
+
+
+def _concat_slices(graph, slices):
+    """One IndexedSlices of all the rows of `slices` (indices as int64 where they mix)."""
+    def as_int64(indices):
+        if len(index_types) == 1 or indices.dtype.base_dtype == dtypes.int64:
+            return indices
+        return graph.create_op("Cast", [indices], [dtypes.int64], name="Cast",
+                               attrs={"SrcT": indices.dtype.base_dtype,
+                                      "DstT": dtypes.int64, "Truncate": False}).outputs[0]
+
+    def concat(parts):
+        axis = _constant(graph, 0, dtypes.int32, "concat/axis")
+        return _create(graph, "ConcatV2", parts + [axis], parts[0].dtype,
+                       {"N": len(parts), "Tidx": dtypes.int32}, name="concat")
+
+    index_types = {s.indices.dtype.base_dtype for s in slices}
+    return IndexedSlices(concat([s.values for s in slices]),
+                         concat([as_int64(s.indices) for s in slices]), slices[0].dense_shape)
 
 
 # The few ops the sweep itself adds are created by type name: framework/ sits below
@@ -200,13 +259,17 @@ def _ones_like(graph, y, name):
 
 
 def _gate(graph, tensors):
-    """Identities of `tensors` that are computed only once all of them are (tf.tuple)."""
+    """Identities of `tensors` that are computed only once all of them are (tf.tuple);
+    of an IndexedSlices, the identity of its values."""
+    def identity(t):
+        if isinstance(t, IndexedSlices):
+            return IndexedSlices(identity(t.values), t.indices, t.dense_shape)
+        return _create(graph, "Identity", [t], t.dtype, {})
     with graph.name_scope("tuple"):
         with graph.control_dependencies([t.op for t in tensors if t is not None]):
             gate = graph.create_op("NoOp", [], [], name="group_deps")
         with graph.control_dependencies([gate]):
-            return [None if t is None else _create(graph, "Identity", [t], t.dtype, {})
-                    for t in tensors]
+            return [None if t is None else identity(t) for t in tensors]
 
 
 def _colocated(graph, op, colocate):

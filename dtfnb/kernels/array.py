@@ -220,6 +220,37 @@ def _dynamic_partition(ctx, step, data, partitions):
     return tuple(rows[ctx.xp.asarray(flat == i)] for i in range(count))
 
 
+def _dynamic_stitch(ctx, step, *args):
+    n = ctx.attrs["N"]
+    indices, data = [host(i) for i in args[:n]], args[n:]
+    for i, (index, values) in enumerate(zip(indices, data)):
+        if values.shape[:index.ndim] != index.shape:
+            raise _error(f"data[{i}].shape = {_dims(values.shape)} does not start with "
+                         f"indices[{i}].shape = {_dims(index.shape)}")
+    element = data[0].shape[indices[0].ndim:]
+    rows = max((int(index.max()) for index in indices if index.size), default=-1) + 1
+    merged = ctx.xp.zeros((rows,) + element, data[0].dtype)
+    for index, values in zip(indices, data):
+        merged[ctx.xp.asarray(index.reshape(-1))] = values.reshape((index.size,) + element)
+    return merged
+
+
+for _op in ("DynamicStitch", "ParallelDynamicStitch"):
+    register_kernel(_op)(_dynamic_stitch)
+
+
+@register_kernel("Unique")
+def _unique(ctx, step, x):
+    if x.ndim != 1:
+        raise _error("unique expects a 1D vector.")
+    xp = ctx.xp
+    values, first, idx = xp.unique(x, return_index=True, return_inverse=True)
+    order = xp.argsort(first)  # TensorFlow lists the values in order of first appearance
+    position = xp.empty_like(order)
+    position[order] = xp.arange(order.size)
+    return values[order], position[idx.reshape(-1)].astype(ctx.attrs["out_idx"].as_numpy_dtype)
+
+
 @register_kernel("Split")
 def _split(ctx, step, axis, x):
     axis = _axis(axis, x.ndim)
@@ -390,13 +421,81 @@ def _unsorted_segment_sum(ctx, step, data, ids, num_segments):
     shape = (n,) + data.shape[ids.ndim:]
     check_output(ctx, shape, data.dtype)
     out = xp.zeros(shape, dtype=data.dtype)
+    _add_at(xp, out, ids, data)
+    return out
+
+
+def _add_at(xp, out, rows, values):
+    """out[rows] += values, a repeated row adding each time."""
     if xp.__name__ == "numpy":
-        np.add.at(out, ids, data)
+        np.add.at(out, rows, values)
     else:
         import cupyx
 
-        cupyx.scatter_add(out, ids, data)
+        cupyx.scatter_add(out, rows, values)
+
+
+def _sorted_segments(ids, rows, what="segment_ids"):
+    """The number of segments of sorted `ids` (its last id + 1), checking them."""
+    ids = host(ids)
+    if ids.ndim != 1:
+        raise _error(f"{what} should be a vector.")
+    if ids.size and (ids[0] < 0 or bool((np.diff(ids) < 0).any())):
+        raise _error(f"{what} must be sorted and non-negative")
+    if ids.size != rows:
+        raise _error(f"{what} should be the same size as dimension 0 of input.")
+    return int(ids[-1]) + 1 if ids.size else 0
+
+
+@register_kernel("SegmentSum")
+def _segment_sum(ctx, step, data, ids):
+    count = _sorted_segments(ids, data.shape[0] if data.ndim else 0)
+    out = ctx.xp.zeros((count,) + data.shape[1:], data.dtype)
+    _add_at(ctx.xp, out, ids, data)
     return out
+
+
+def _segment_scales(xp, norm, ids, count, dtype):
+    """Each segment's factor: 1 (sum), 1/size (mean) or 1/sqrt(size) (sqrtn)."""
+    sizes = np.bincount(host(ids), minlength=count).astype(np.float64)
+    scales = {"sum": np.ones_like(sizes), "mean": 1 / np.maximum(sizes, 1),
+              "sqrtn": 1 / np.sqrt(np.maximum(sizes, 1))}[norm]
+    return xp.asarray(scales.astype(dtype))
+
+
+def _sparse_segment(norm):
+    def kernel(ctx, step, data, indices, ids):
+        xp = ctx.xp
+        count = _sorted_segments(ids, indices.size)
+        _check_indices(indices, data.shape[0], "indices")
+        out = xp.zeros((count,) + data.shape[1:], data.dtype)
+        _add_at(xp, out, ids, data[indices])
+        scales = _segment_scales(xp, norm, ids, count, data.dtype)
+        return out * scales.reshape((count,) + (1,) * (data.ndim - 1))
+    return kernel
+
+
+def _sparse_segment_grad(norm, sparse):
+    def kernel(ctx, step, grad, indices, ids, rows):
+        xp = ctx.xp
+        rows = int(host(rows).reshape(()))
+        count = grad.shape[0]
+        scales = _segment_scales(xp, norm, ids, count, grad.dtype)
+        contributions = grad[ids] * scales[ids].reshape((-1,) + (1,) * (grad.ndim - 1))
+        out = xp.zeros((rows,) + grad.shape[1:], grad.dtype)
+        _add_at(xp, out, indices, contributions)
+        if not sparse:
+            return out
+        used = xp.unique(indices)  # sorted, as TensorFlow's sorted_unique_indices
+        return out[used], used
+    return kernel
+
+
+for _norm, _op in (("sum", "SparseSegmentSum"), ("mean", "SparseSegmentMean"),
+                   ("sqrtn", "SparseSegmentSqrtN")):
+    register_kernel(_op)(_sparse_segment(_norm))
+    register_kernel(_op + "Grad")(_sparse_segment_grad(_norm, sparse=False))
+    register_kernel(_op + "GradV2")(_sparse_segment_grad(_norm, sparse=True))
 
 
 # -- where, select -----------------------------------------------------------------

@@ -91,6 +91,8 @@ for _type, _fn in {
         "Sub": lambda xp, x, y: xp.subtract(x, y),
         "Mul": lambda xp, x, y: xp.multiply(x, y),
         "RealDiv": lambda xp, x, y: xp.true_divide(x, y),
+        "DivNoNan": lambda xp, x, y: xp.where(y == 0, xp.zeros((), x.dtype),
+                                              xp.true_divide(x, xp.where(y == 0, 1, y))),
         "FloorDiv": _floor_div,
         "FloorMod": _floor_mod,
         "TruncateDiv": _truncate_div,

@@ -123,6 +123,97 @@ def _apply_adagrad(ctx, step, var, accum, lr, grad):
     return var
 
 
+# -- sparse forms: the rows `indices` of the variable and its slots ---------------------
+
+def _sparse_update(ctx, var, slots, grad, indices, rule):
+    """Applies `rule(*slot_rows, var_rows, grad_rows)` (the new rows, slots first) to the
+    rows `indices` of `var` and its `slots` ({name: ref}), each row in turn as TensorFlow's
+    kernels do, so that a repeated index is updated twice; every ref gets a new array,
+    the variable last."""
+    xp = ctx.xp
+    value = _checked(var, **slots)
+    if value.ndim < 1:
+        raise InvalidArgumentError(None, None, "var must be at least 1 dimensional")
+    if indices.ndim != 1:
+        raise InvalidArgumentError(None, None, "indices must be one-dimensional")
+    for d in range(1, value.ndim):
+        if grad.ndim != value.ndim or grad.shape[d] != value.shape[d]:
+            raise InvalidArgumentError(None, None, f"var and grad must match in dimension {d}")
+    if grad.shape[0] != indices.shape[0]:
+        raise InvalidArgumentError(None, None, "grad must be the same size as indices in the "
+                                   "first dimension.")
+    bad = xp.nonzero((indices < 0) | (indices >= value.shape[0]))[0]
+    if bad.size:
+        i = int(bad[0])
+        raise InvalidArgumentError(None, None, f"Index {int(indices[i])} at offset {i} in "
+                                   "indices is out of range")
+    refs = (*slots.values(), var)
+    arrays = [xp.array(ref.read(), copy=True) for ref in refs]
+    in_turn = xp.unique(indices).size != indices.size
+    for rows, g in ([(indices[i:i + 1], grad[i:i + 1]) for i in range(indices.size)]
+                    if in_turn else [(indices, grad)]):
+        for array, new in zip(arrays, rule(*(a[rows] for a in arrays), g)):
+            array[rows] = new
+    for ref, array in zip(refs, arrays):
+        with ref.lock:
+            ref.value = array
+    return var
+
+
+def _scalars(**values):
+    for name, value in values.items():
+        _check_scalar(value, name)
+
+
+@register_kernel("SparseApplyMomentum", ref_inputs=True)
+def _sparse_apply_momentum(ctx, step, var, accum, lr, grad, indices, momentum):
+    _scalars(lr=lr, momentum=momentum)
+    nesterov = ctx.attrs.get("use_nesterov")
+
+    def rule(a, v, g):
+        a = a * momentum + g
+        return a, v - (g * lr + a * momentum * lr if nesterov else lr * a)
+    return _sparse_update(ctx, var, {"accum": accum}, grad, indices, rule)
+
+
+@register_kernel("SparseApplyRMSProp", ref_inputs=True)
+def _sparse_apply_rms_prop(ctx, step, var, ms, mom, lr, rho, momentum, epsilon, grad,
+                           indices):
+    _scalars(lr=lr, rho=rho, momentum=momentum, epsilon=epsilon)
+
+    def rule(s, u, v, g):
+        s = s + (g * g - s) * (1 - rho)
+        u = u * momentum + lr * g / ctx.xp.sqrt(s + epsilon)
+        return s, u, v - u
+    return _sparse_update(ctx, var, {"ms": ms, "mom": mom}, grad, indices, rule)
+
+
+@register_kernel("SparseApplyCenteredRMSProp", ref_inputs=True)
+def _sparse_apply_centered_rms_prop(ctx, step, var, mg, ms, mom, lr, rho, momentum, epsilon,
+                                    grad, indices):
+    _scalars(lr=lr, rho=rho, momentum=momentum, epsilon=epsilon)
+
+    def rule(m, s, u, v, g):
+        s = s + (g * g - s) * (1 - rho)
+        m = m + (g - m) * (1 - rho)
+        u = u * momentum + lr * g / ctx.xp.sqrt(s - m * m + epsilon)
+        return m, s, u, v - u
+    return _sparse_update(ctx, var, {"mg": mg, "ms": ms, "mom": mom}, grad, indices,
+                          rule)
+
+
+@register_kernel("SparseApplyAdagrad", ref_inputs=True)
+def _sparse_apply_adagrad(ctx, step, var, accum, lr, grad, indices):
+    _scalars(lr=lr)
+    update_slots = ctx.attrs.get("update_slots", True)
+
+    def rule(a, v, g):
+        if update_slots:
+            a = a + g * g
+        return a, v - lr * g / ctx.xp.sqrt(a)
+    return _sparse_update(ctx, var, {"accum": accum}, grad, indices, rule)
+
+
 # -- staleness: the global step a gradient was computed at and the one it is applied at ----
 
 def _publish_updates(ctx, computed_at, applied_at, dropped, loss):

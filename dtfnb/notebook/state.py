@@ -7,6 +7,7 @@ use, so one feed can serve several of them.
 import bisect
 import collections
 import json
+import statistics
 import threading
 import time as clock
 
@@ -16,6 +17,7 @@ from dtfnb.protos import monitor_pb2
 _RATE_WINDOW = 5.0   # seconds of counts behind a rate
 _RUNS_KEPT = 10      # per session
 _SESSIONS_KEPT = 20  # the sessions with the newest runs; older ones are forgotten
+_TRAFFIC_STEPS = 20  # the latest steps behind a task's or a link's bytes per step
 STOPPED_STATES = ("stopping", "stopped", "dead")
 FEED_STATES = ("stopped", "dead")   # a Feed's own HealthEvents (stream.py): they carry no counts
 
@@ -106,8 +108,8 @@ class Stops:
 
 class Work:
     """What each task did, from its HealthEvents: steps run as master, graphs run as a
-    worker (RunGraph calls served) and tensor bytes sent. A Feed's own "stopped" and
-    "dead" events carry no counts: they change nothing."""
+    worker (RunGraph calls served) and tensor bytes sent to and received from other
+    tasks. A Feed's own "stopped" and "dead" events carry no counts: they change nothing."""
 
     def __init__(self):
         self.of = {}   # task -> the protocol's IWork
@@ -118,11 +120,57 @@ class Work:
             health = event.health
             self.of[health.task or event.task] = {
                 "steps_run": health.steps_run, "graphs_run": health.graphs_run,
-                "bytes_sent": health.bytes_sent}
+                "bytes_sent": health.bytes_sent, "bytes_received": health.bytes_received}
 
     def work(self, task):
         """The protocol's IWork of `task` (zeros before its first HealthEvent)."""
-        return self.of.get(task, {"steps_run": 0, "graphs_run": 0, "bytes_sent": 0})
+        return self.of.get(task, {"steps_run": 0, "graphs_run": 0, "bytes_sent": 0,
+                                  "bytes_received": 0})
+
+
+class Traffic:
+    """The tensor bytes each task sent and received per step, in all and per peer task
+    (TrafficEvents: one per task per step it took part in): medians over the last 20
+    steps of each task, and of each link over the last 20 steps that moved bytes on it."""
+
+    def __init__(self, steps=_TRAFFIC_STEPS):
+        self.steps = steps
+        self._tasks = collections.defaultdict(lambda: collections.deque(maxlen=steps))
+        self._links = collections.defaultdict(lambda: collections.deque(maxlen=steps))
+        self._heard = collections.defaultdict(lambda: collections.deque(maxlen=steps))
+
+    def apply(self, event):
+        """Folds in a TrafficEvent (others are ignored)."""
+        if event.WhichOneof("kind") != "traffic":
+            return
+        task, links = event.task, event.traffic.link
+        self._tasks[task].append((sum(link.sent for link in links),
+                                  sum(link.received for link in links)))
+        for link in links:   # each direction as its sender and its receiver counted it
+            if link.sent:
+                self._links[task, link.peer].append(link.sent)
+            if link.received:
+                self._heard[link.peer, task].append(link.received)
+
+    def per_step(self, task):
+        """(bytes sent, bytes received) per step of `task`: the medians over the last
+        steps it took part in; None before its first."""
+        steps = self._tasks.get(task)
+        if not steps:
+            return None
+        return (statistics.median(sent for sent, _ in steps),
+                statistics.median(received for _, received in steps))
+
+    def link(self, source, destination):
+        """The bytes per step that `source` sent to `destination`: the median over the
+        last steps that moved any, as the sender counted them (else as the receiver did,
+        when only its stream is watched: both count the same); None if none moved."""
+        sizes = self._links.get((source, destination)) or self._heard.get((source, destination))
+        return statistics.median(sizes) if sizes else None
+
+    def tasks(self):
+        """Every task that sent or received bytes, sorted."""
+        return sorted({task for pair in [*self._links, *self._heard] for task in pair})
 
 
 def device_dict(name, stops, emulated=False):

@@ -8,6 +8,8 @@ a static shape, a Pack of those) through `shape_util.constant_value`, so static 
 flow as far as they do in TensorFlow.
 """
 
+import collections
+
 import numpy as np
 
 from dtfnb.base import dtypes
@@ -359,6 +361,27 @@ def _unpack_grad(op, *grads):
     return stack(grads, axis=op.get_attr("axis"))
 
 
+def _unique_shape(op):
+    x = op.inputs[0].shape
+    if x.ndims not in (None, 1):
+        raise shape_error(op, f"Shape must be rank 1 but is rank {x.ndims}")
+    return [TensorShape([None]), TensorShape([x[0].value] if x.ndims else [None])]
+
+
+define_op("Unique", _unique_shape)
+UniqueOutput = collections.namedtuple("Unique", ["y", "idx"])  # as TensorFlow names it
+
+
+def unique(x, out_idx=dtypes.int32, name=None):
+    """The distinct values of the vector `x` in order of first appearance (`y`), and for
+    each element of `x` the position of its value in `y` (`idx`)."""
+    x = convert_to_tensor(x, name="x")
+    out_idx = dtypes.as_dtype(out_idx)
+    op = make_op("Unique", [x], [x.dtype.base_dtype, out_idx], name=name or "Unique",
+                 attrs={"T": x.dtype.base_dtype, "out_idx": out_idx})
+    return UniqueOutput(*op.outputs)
+
+
 def _concat_shape(op):
     values, axis_t = op.inputs[:-1], op.inputs[-1]
     shapes = [t.shape for t in values]
@@ -448,7 +471,8 @@ def _input_shapes(values):
 @RegisterGradient("ConcatV2")
 def _concat_grad(op, grad):
     """As TensorFlow's: each input's gradient is its Slice of `grad`, where ConcatOffset
-    says it begins (a SplitV over more than 16 inputs, and for IndexedSlices)."""
+    says it begins (a SplitV over more than 16 inputs; an IndexedSlices `grad` is split
+    densely, where TensorFlow keeps it sparse along axis 0)."""
     from dtfnb.ops import math_ops, slicing_ops  # higher families: see ops/__init__.py
 
     values, axis = op.inputs[:-1], op.inputs[-1]
@@ -469,8 +493,6 @@ def _concat_grad(op, grad):
     else:
         sizes = [None]
     if None in sizes:
-        from dtfnb.ops import math_ops, slicing_ops  # higher families: see ops/__init__.py
-
         if not isinstance(axis, int):
             axis = math_ops.floormod(axis, rank(values[0]))
         sizes = stack([slicing_ops.gather(shape(v), axis) for v in values])

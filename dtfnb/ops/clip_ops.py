@@ -3,6 +3,7 @@
 import collections.abc
 
 from dtfnb.framework.convert import convert_to_tensor
+from dtfnb.framework.indexed_slices import IndexedSlices
 from dtfnb.ops import array_ops, math_ops
 from dtfnb.ops.building import graph_of
 
@@ -33,7 +34,8 @@ def global_norm(t_list, name=None):
     """sqrt(sum of the squared elements of every tensor in `t_list`); None entries skipped."""
     if isinstance(t_list, str) or not isinstance(t_list, collections.abc.Sequence):
         raise TypeError("t_list should be a sequence")
-    values = [convert_to_tensor(t) for t in t_list if t is not None]
+    values = [convert_to_tensor(t.values if isinstance(t, IndexedSlices) else t)
+              for t in t_list if t is not None]
     with graph_of(values).name_scope(name or "global_norm") as scope:
         squares = [math_ops.reduce_sum(math_ops.square(v)) for v in values]
         total = math_ops.reduce_sum(array_ops.stack(squares))
@@ -41,7 +43,8 @@ def global_norm(t_list, name=None):
 
 
 def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
-    """Scales every tensor by clip_norm / max(global_norm, clip_norm).
+    """Scales every tensor by clip_norm / max(global_norm, clip_norm) (of an
+    IndexedSlices, its rows).
 
     Returns:
       (list of clipped tensors, None where the input was None; the global norm).
@@ -63,7 +66,10 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
             if t is None:
                 clipped.append(None)
                 continue
-            t = convert_to_tensor(t)
-            clipped.append(array_ops.identity(t * math_ops.cast(scale, t.dtype),
-                                              name=f"_{i}"))
+            # An IndexedSlices stays sparse: only its rows are scaled.
+            values = convert_to_tensor(t.values if isinstance(t, IndexedSlices) else t)
+            values = array_ops.identity(values * math_ops.cast(scale, values.dtype),
+                                        name=f"_{i}")
+            clipped.append(IndexedSlices(values, t.indices, t.dense_shape)
+                           if isinstance(t, IndexedSlices) else values)
     return clipped, use_norm

@@ -4,6 +4,7 @@ TF1 control flow that cond and while_loop are built from."""
 from dtfnb.base import dtypes
 from dtfnb.base.shapes import TensorShape, scalar, unknown_shape
 from dtfnb.framework.convert import convert_to_tensor
+from dtfnb.framework.indexed_slices import IndexedSlices
 from dtfnb.framework.operation import Operation
 from dtfnb.framework.registry import NotDifferentiable, define_op
 from dtfnb.ops.array_ops import identity
@@ -51,13 +52,19 @@ def _no_op_after(graph, ops, device, name):
 
 
 def tuple(tensors, name=None, control_inputs=None):  # noqa: A001 - TensorFlow's name
-    """Identities of `tensors` that are available only once all of them are computed."""
+    """Identities of `tensors` that are available only once all of them are computed (of
+    an IndexedSlices, the identity of its values)."""
+    def gated(t):
+        if isinstance(t, IndexedSlices):
+            return IndexedSlices(identity(t.values), t.indices, t.dense_shape)
+        return identity(t)
     tensors = list(tensors)
-    graph = graph_of(tensors)
+    graph = graph_of([t.values if isinstance(t, IndexedSlices) else t for t in tensors])
     with graph.name_scope(name or "tuple"):
-        gate = group(*[t for t in tensors if t is not None], *(control_inputs or []))
+        gate = group(*[t.op if isinstance(t, IndexedSlices) else t
+                       for t in tensors if t is not None], *(control_inputs or []))
         with graph.control_dependencies([gate]):
-            return [None if t is None else identity(t) for t in tensors]
+            return [None if t is None else gated(t) for t in tensors]
 
 
 def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TensorFlow's name

@@ -14,12 +14,14 @@ from dtfnb.base import dtypes as _dtypes
 from dtfnb.base.shapes import TensorShape, as_shape, scalar, unknown_shape
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.graph import get_default_graph
+from dtfnb.framework.indexed_slices import IndexedSlices
 from dtfnb.framework.random_seed import get_seed
-from dtfnb.framework.registry import NotDifferentiable, define_op
+from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define_op
+from dtfnb.ops import array_ops
 from dtfnb.ops.array_ops import stack
 from dtfnb.ops.building import make_op, make_tensor
 from dtfnb.ops.shape_util import constant_value, shape_error
-from dtfnb.ops.slicing_ops import gather
+from dtfnb.ops.slicing_ops import gather, unsorted_segment_sum
 
 _HANDLES = ("FIFOQueueV2", "RandomShuffleQueueV2", "PaddingFIFOQueueV2", "PriorityQueueV2")
 for _op in _HANDLES:
@@ -67,6 +69,58 @@ def dynamic_partition(data, partitions, num_partitions, name=None):
                    [data.dtype.base_dtype] * num_partitions, name=name or "DynamicPartition",
                    attrs={"T": data.dtype.base_dtype,
                           "num_partitions": int(num_partitions)}).outputs
+
+
+def _dynamic_stitch_shape(op):
+    n = op.get_attr("N")
+    indices, data = op.inputs[:n], op.inputs[n:]
+    element = unknown_shape()
+    for index, values in zip(indices, data):
+        if index.shape.ndims is None or values.shape.ndims is None:
+            continue
+        if not values.shape[:index.shape.ndims].is_compatible_with(index.shape):
+            raise shape_error(op, f"Dimensions must be equal, but are "
+                                  f"{values.shape[:index.shape.ndims]} and {index.shape}")
+        element = element.merge_with(values.shape[index.shape.ndims:])
+    known = [constant_value(t) for t in indices]
+    rows = None if any(k is None for k in known) else \
+        max((int(k.max()) for k in known if k.size), default=-1) + 1
+    return [TensorShape([rows]).concatenate(element)]
+
+
+for _op in ("DynamicStitch", "ParallelDynamicStitch"):
+    define_op(_op, _dynamic_stitch_shape)
+
+
+def _stitch(op_type, indices, data, name):
+    indices = [convert_to_tensor(t, _dtypes.int32) for t in indices]
+    data = [convert_to_tensor(t) for t in data]
+    if len(indices) != len(data):
+        raise ValueError(f"List argument 'data' to '{op_type}' Op with length {len(data)} "
+                         f"must match length {len(indices)} of argument 'indices'.")
+    return make_tensor(op_type, indices + data, data[0].dtype.base_dtype, name=name or op_type,
+                       attrs={"N": len(data), "T": data[0].dtype.base_dtype})
+
+
+def dynamic_stitch(indices, data, name=None):
+    """Interleaves `data` into one tensor: `merged[indices[m][i]] = data[m][i]`, the
+    last of repeated indices winning."""
+    return _stitch("DynamicStitch", indices, data, name)
+
+
+def parallel_dynamic_stitch(indices, data, name=None):
+    """dynamic_stitch, where an index repeated takes any one of its values."""
+    return _stitch("ParallelDynamicStitch", indices, data, name)
+
+
+@RegisterGradient("DynamicStitch")
+@RegisterGradient("ParallelDynamicStitch")
+def _dynamic_stitch_grad(op, grad):
+    n = op.get_attr("N")
+    if isinstance(grad, IndexedSlices):
+        grad = unsorted_segment_sum(grad.values, grad.indices,
+                                    array_ops.shape(op.outputs[0])[0])
+    return [None] * n + [gather(grad, index) for index in op.inputs[:n]]
 
 
 class QueueBase:

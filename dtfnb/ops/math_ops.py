@@ -192,8 +192,8 @@ def _binary_grads(op, gx, gy):
 
 # -- binary arithmetic ----------------------------------------------------------------
 
-_BINARY = ("Add", "AddV2", "Sub", "Mul", "RealDiv", "FloorDiv", "FloorMod", "Pow", "Maximum",
-           "Minimum", "SquaredDifference", "TruncateDiv", "TruncateMod")
+_BINARY = ("Add", "AddV2", "Sub", "Mul", "RealDiv", "DivNoNan", "FloorDiv", "FloorMod", "Pow",
+           "Maximum", "Minimum", "SquaredDifference", "TruncateDiv", "TruncateMod")
 for _op in _BINARY:
     define_op(_op, _broadcast_shape_fn)
 
@@ -209,6 +209,14 @@ def add(x, y, name=None):
 subtract = _binary("Sub", "subtract")
 multiply = _binary("Mul", "multiply")
 realdiv = _binary("RealDiv", "realdiv")
+
+
+def div_no_nan(x, y, name=None):
+    """x / y, and 0 where y is 0."""
+    with graph_of(x, y).name_scope(name or "div_no_nan") as scope:
+        return binary_op("DivNoNan", x, y, scope)
+
+
 _TRUEDIV_FLOAT = {dtypes.uint8: dtypes.float32, dtypes.int8: dtypes.float32,
                   dtypes.uint16: dtypes.float32, dtypes.int16: dtypes.float32,
                   dtypes.int32: dtypes.float64, dtypes.int64: dtypes.float64}
@@ -279,6 +287,12 @@ def _mul_grad(op, grad):
 def _real_div_grad(op, grad):
     x, y = op.inputs
     return _binary_grads(op, realdiv(grad, y), grad * realdiv(realdiv(-x, y), y))
+
+
+@RegisterGradient("DivNoNan")
+def _div_no_nan_grad(op, grad):
+    x, y = op.inputs
+    return _binary_grads(op, div_no_nan(grad, y), grad * div_no_nan(div_no_nan(-x, y), y))
 
 
 @RegisterGradient("FloorDiv")

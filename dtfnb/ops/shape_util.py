@@ -40,6 +40,15 @@ def constant_value(tensor):
         if any(v is None for v in values):
             return None
         return np.concatenate(values[:-1], axis=int(values[-1]))
+    if kind == "StridedSlice" and _is_plain_range(op, shrink=True):
+        values = [constant_value(t) for t in op.inputs]
+        if any(v is None for v in values):
+            return None
+        vector, (begin,), (end,), (stride,) = values
+        if op.get_attr("shrink_axis_mask") & 1:
+            return vector[begin] if -len(vector) <= begin < len(vector) else None
+        return vector[slice(None if op.get_attr("begin_mask") & 1 else begin,
+                            None if op.get_attr("end_mask") & 1 else end, stride)]
     return None
 
 
@@ -67,8 +76,26 @@ def shape_value(tensor):
         if any(p is None for p in parts):
             return None
         return [d for p in parts for d in p]
+    if op.type == "ExpandDims" and op.inputs[0].shape.ndims == 0:
+        v = constant_value(op.inputs[0])
+        return [None if v is None else int(v)]
+    if op.type == "StridedSlice" and _is_plain_range(op):
+        dims = shape_value(op.inputs[0])
+        bounds = [constant_value(t) for t in op.inputs[1:]]
+        if dims is not None and all(b is not None for b in bounds):
+            begin, end, stride = (int(np.reshape(b, -1)[0]) for b in bounds)
+            return dims[slice(None if op.get_attr("begin_mask") & 1 else begin,
+                              None if op.get_attr("end_mask") & 1 else end, stride)]
     n = tensor.shape[0].value if tensor.shape.ndims == 1 else None
     return None if n is None else [None] * n
+
+
+def _is_plain_range(op, shrink=False):
+    """Whether a StridedSlice is `x[begin:end:stride]` of a vector (as `shape[1:]`), or
+    with `shrink`, also `x[i]`."""
+    masks = ("ellipsis_mask", "new_axis_mask") + (() if shrink else ("shrink_axis_mask",))
+    return (op.inputs[0].shape.ndims == 1 and op.inputs[1].shape.as_list() == [1]
+            and not any(op.get_attr(mask) for mask in masks))
 
 
 def format_shape(shape):

@@ -6,6 +6,7 @@ The highest of the three core op families: these builders and gradients use math
 """
 
 import builtins
+import warnings
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import constant_op, math_ops
 from dtfnb.ops.array_ops import (
     concat,
+    expand_dims,
     rank,
     reshape,
     shape,
@@ -26,7 +28,7 @@ from dtfnb.ops.array_ops import (
     stack,
     where,
 )
-from dtfnb.ops.building import int_tensor, make_tensor, op_scope
+from dtfnb.ops.building import int_tensor, make_op, make_tensor, op_scope
 from dtfnb.ops.shape_util import constant_value, normalize_axis, shape_error, shape_value
 
 # -- transpose -------------------------------------------------------------------------
@@ -411,9 +413,20 @@ def gather(params, indices, validate_indices=None, name=None, axis=0):
 
 @RegisterGradient("GatherV2")
 def _gather_grad(op, grad):
-    """A dense gradient (TensorFlow returns IndexedSlices): scatter-add into params' shape."""
+    """Along axis 0, IndexedSlices: the gradient's rows at the gathered indices, as
+    TensorFlow's _GatherV2Grad gives it (only those rows travel and are applied); along
+    another axis, a dense scatter-add into params' shape."""
     params, indices, axis_t = op.inputs
     axis = constant_value(axis_t)
+    if axis is not None and int(axis) == 0:
+        # params can be a large table on another task: its shape is computed beside it.
+        with params.graph.colocate_with(params.op):
+            params_shape = shape(params)
+        indices_size = expand_dims(size(indices), 0)
+        values_shape = concat([indices_size, params_shape[1:]], 0)
+        values = reshape(_indexed_slices_to_tensor(grad, warn=False)
+                         if isinstance(grad, IndexedSlices) else grad, values_shape)
+        return IndexedSlices(values, reshape(indices, indices_size), params_shape), None, None
     axis = 0 if axis is None and params.shape.ndims == 1 else axis
     if axis is None:
         raise ValueError(f"The gradient of '{op.name}' needs a constant axis.")
@@ -457,8 +470,106 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
 
 
 @RegisterGradient("UnsortedSegmentSum")
-def _segment_sum_grad(op, grad):
+def _unsorted_segment_sum_grad(op, grad):
     return gather(grad, op.inputs[1]), None, None
+
+
+def _sorted_segments_shape(op):
+    data = op.inputs[0].shape
+    return [unknown_shape() if data.ndims is None else TensorShape([None]).concatenate(data[1:])]
+
+
+define_op("SegmentSum", _sorted_segments_shape)
+
+
+def segment_sum(data, segment_ids, name=None):
+    """Sums the rows of `data` by their sorted `segment_ids`: one row per segment up to the
+    last id."""
+    data = convert_to_tensor(data)
+    segment_ids = int_tensor(segment_ids)
+    return make_tensor("SegmentSum", [data, segment_ids], data.dtype.base_dtype,
+                       name=name or "SegmentSum",
+                       attrs={"T": data.dtype.base_dtype,
+                              "Tindices": segment_ids.dtype.base_dtype})
+
+
+@RegisterGradient("SegmentSum")
+def _segment_sum_grad(op, grad):
+    return gather(grad, op.inputs[1]), None
+
+
+# SparseSegment{Sum,Mean,SqrtN}: the rows `indices` of data, reduced by sorted segment ids;
+# their gradients scatter back into data's rows, densely (…Grad) or, with the op's
+# sparse_gradient attr, as IndexedSlices of the rows used (…GradV2).
+_SPARSE_SEGMENT_OPS = {"SparseSegmentSum": "sum", "SparseSegmentMean": "mean",
+                       "SparseSegmentSqrtN": "sqrtn"}
+
+
+def _sparse_segment_grad_shape(op):
+    grad = op.inputs[0].shape
+    rows = constant_value(op.inputs[3])
+    dense = unknown_shape() if grad.ndims is None else \
+        TensorShape([None if rows is None else int(rows)]).concatenate(grad[1:])
+    if op.type.endswith("V2"):
+        return [TensorShape([None]).concatenate(dense[1:]) if dense.ndims else dense,
+                TensorShape([None])]
+    return [dense]
+
+
+for _op in _SPARSE_SEGMENT_OPS:
+    define_op(_op, _sorted_segments_shape)
+    define_op(_op + "Grad", _sparse_segment_grad_shape)
+    define_op(_op + "GradV2", _sparse_segment_grad_shape)
+
+
+def _sparse_segment(op_type, data, indices, segment_ids, name, sparse_gradient):
+    data = convert_to_tensor(data)
+    indices, segment_ids = int_tensor(indices), int_tensor(segment_ids)
+    return make_tensor(op_type, [data, indices, segment_ids], data.dtype.base_dtype,
+                       name=name or op_type,
+                       attrs={"T": data.dtype.base_dtype, "Tidx": indices.dtype.base_dtype,
+                              "Tsegmentids": segment_ids.dtype.base_dtype,
+                              "sparse_gradient": bool(sparse_gradient)})
+
+
+def sparse_segment_sum(data, indices, segment_ids, name=None, *, sparse_gradient=False):
+    """Sums the rows `indices` of `data` by their sorted `segment_ids`."""
+    return _sparse_segment("SparseSegmentSum", data, indices, segment_ids, name,
+                           sparse_gradient)
+
+
+def sparse_segment_mean(data, indices, segment_ids, name=None, *, sparse_gradient=False):
+    """Averages the rows `indices` of `data` by their sorted `segment_ids`."""
+    return _sparse_segment("SparseSegmentMean", data, indices, segment_ids, name,
+                           sparse_gradient)
+
+
+def sparse_segment_sqrt_n(data, indices, segment_ids, name=None, *, sparse_gradient=False):
+    """Sums the rows `indices` of `data` by their sorted `segment_ids`, each sum divided by
+    the square root of its segment's size."""
+    return _sparse_segment("SparseSegmentSqrtN", data, indices, segment_ids, name,
+                           sparse_gradient)
+
+
+@RegisterGradient("SparseSegmentSum")
+@RegisterGradient("SparseSegmentMean")
+@RegisterGradient("SparseSegmentSqrtN")
+def _sparse_segment_grad(op, grad):
+    data, indices, segment_ids = op.inputs
+    dtype = grad.dtype.base_dtype
+    if op.get_attr("sparse_gradient"):
+        data_shape = shape(data)
+        grad_op = make_op(op.type + "GradV2", [grad, indices, segment_ids, data_shape[0]],
+                          [dtype, indices.dtype.base_dtype], name=op.type + "GradV2",
+                          attrs={"T": dtype, "Tidx": indices.dtype.base_dtype,
+                                 "Tsegmentids": segment_ids.dtype.base_dtype})
+        values, rows = grad_op.outputs
+        return IndexedSlices(values, rows, data_shape), None, None
+    rows = shape(data)[0]
+    return make_tensor(op.type + "Grad", [grad, indices, segment_ids, rows], dtype,
+                       name=op.type + "Grad",
+                       attrs={"T": dtype, "Tidx": indices.dtype.base_dtype,
+                              "Tsegmentids": segment_ids.dtype.base_dtype}), None, None
 
 
 # -- boolean_mask ----------------------------------------------------------------------
@@ -492,13 +603,23 @@ def boolean_mask(tensor, mask, name="boolean_mask", axis=None):
         return gather(tensor, indices, axis=axis)
 
 
-def _indexed_slices_to_tensor(value, dtype=None, name=None, as_ref=False):
+# TensorFlow warns above this many elements (framework/indexed_slices.py).
+_LARGE_SPARSE_NUM_ELEMENTS = 100000000
+
+
+def _indexed_slices_to_tensor(value, dtype=None, name=None, as_ref=False, warn=True):
     if dtype is not None and not dtype.is_compatible_with(value.dtype):
-        raise ValueError(f"Tensor conversion requested dtype {dtype.name} for IndexedSlices "
-                         f"with dtype {value.dtype.name}")
+        raise ValueError(f"Incompatible tensor conversion requested to `dtype` {dtype.name} "
+                         f"for IndexedSlices ({value}) with dtype {value.dtype.name}")
     if value.dense_shape is None:
-        raise ValueError(f"Tensor conversion requested for IndexedSlices without dense_shape: "
-                         f"{value}")
+        raise ValueError("Tensor conversion requested for IndexedSlices for argument `value` "
+                         f"without dense_shape: {value!s}")
+    dense_shape = constant_value(value.dense_shape)
+    if warn and dense_shape is not None:
+        elements = int(np.prod(dense_shape))
+        if elements >= _LARGE_SPARSE_NUM_ELEMENTS:
+            warnings.warn(f"Converting sparse IndexedSlices to a dense Tensor with {elements} "
+                          "elements. This may consume a large amount of memory.", stacklevel=2)
     return unsorted_segment_sum(value.values, value.indices, value.dense_shape[0],
                                 name=name)
 

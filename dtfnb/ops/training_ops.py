@@ -5,8 +5,10 @@ with the variable; its output is the updated variable's ref.
 """
 
 from dtfnb.base import dtypes
-from dtfnb.base.shapes import scalar
+from dtfnb.base.shapes import TensorShape, scalar
+from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import NotDifferentiable, define_op
+from dtfnb.framework.tensor import Tensor
 from dtfnb.ops.building import make_op, make_tensor
 
 # (op type, inputs after the refs, number of ref inputs)
@@ -46,10 +48,13 @@ def _ref(value):
 
 
 def apply_op(op_type, refs, inputs, use_locking=False, name=None, **attrs):
-    """Creates `op_type` over the ref variables `refs` and the tensors `inputs`."""
+    """Creates `op_type` over the ref variables `refs` and `inputs` (tensors, or values
+    of the variable's dtype)."""
     refs = [_ref(r) for r in refs]
     dtype = refs[0].dtype.base_dtype
-    return make_tensor(op_type, refs + list(inputs), refs[0].dtype, name=name or op_type,
+    inputs = [x if isinstance(x, Tensor) else convert_to_tensor(x, dtype=dtype)
+              for x in inputs]
+    return make_tensor(op_type, refs + inputs, refs[0].dtype, name=name or op_type,
                        attrs={"T": dtype, "use_locking": bool(use_locking), **attrs})
 
 
@@ -92,6 +97,79 @@ def apply_adagrad(var, accum, lr, grad, use_locking=False, update_slots=True, na
     """Updates `var` by Adagrad: `accum += grad**2; var -= lr * grad / sqrt(accum)`."""
     return apply_op("ApplyAdagrad", [var, accum], [lr, grad], use_locking, name,
                     update_slots=bool(update_slots))
+
+
+# -- sparse forms: the same updates on the rows `indices` of the variable and its slots,
+# as TensorFlow's optimizers apply IndexedSlices gradients (`_apply_sparse`) -------------
+
+# (op type: number of ref inputs, position of grad; the indices follow the grad)
+_SPARSE_OPS = {"SparseApplyMomentum": (2, 3), "SparseApplyRMSProp": (3, 7),
+               "SparseApplyCenteredRMSProp": (4, 8), "SparseApplyAdagrad": (2, 3)}
+
+
+def _sparse_shape_fn(op):
+    refs, at = _SPARSE_OPS[op.type]
+    grad, indices = op.inputs[at].shape, op.inputs[at + 1].shape
+    shape = op.inputs[0].shape
+    mismatch = f" for '{op.name}' (op: '{op.type}')"
+    for other in op.inputs[1:refs] + (op.inputs[at],):
+        other = other.shape
+        if other is grad and grad.ndims is not None:
+            if grad.ndims == 0:
+                raise ValueError(f"Shape must be at least rank 1 but is rank 0{mismatch}")
+            other = TensorShape([None]).concatenate(grad[1:])
+        if not shape.is_compatible_with(other):
+            raise ValueError(f"Shapes must be equal rank, but are {shape.ndims} and "
+                             f"{other.ndims}{mismatch}" if shape.ndims != other.ndims else
+                             f"Dimensions must be equal: {shape} and {other}{mismatch}")
+        shape = shape.merge_with(other)
+    if indices.ndims not in (None, 1):
+        raise ValueError(f"Shape must be rank 1 but is rank {indices.ndims}{mismatch}")
+    if grad.ndims and indices.ndims and not grad[0].is_compatible_with(indices[0]):
+        raise ValueError(f"Dimensions must be equal, but are {indices[0].value} and "
+                         f"{grad[0].value}{mismatch}")
+    return [shape]
+
+
+for _op in _SPARSE_OPS:
+    define_op(_op, _sparse_shape_fn, stateful=True, ref_inputs=True)
+    NotDifferentiable(_op)
+
+
+def sparse_apply_momentum(var, accum, lr, grad, indices, momentum, use_locking=False,
+                          use_nesterov=False, name=None):
+    """apply_momentum on the rows `indices` of `var` and `accum`, `grad` holding their
+    gradients."""
+    indices = convert_to_tensor(indices)
+    return apply_op("SparseApplyMomentum", [var, accum], [lr, grad, indices, momentum],
+                    use_locking, name, Tindices=indices.dtype.base_dtype,
+                    use_nesterov=bool(use_nesterov))
+
+
+def sparse_apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad, indices,
+                          use_locking=False, name=None):
+    """apply_rms_prop on the rows `indices` of `var` and its slots."""
+    indices = convert_to_tensor(indices)
+    return apply_op("SparseApplyRMSProp", [var, ms, mom],
+                    [lr, rho, momentum, epsilon, grad, indices], use_locking, name,
+                    Tindices=indices.dtype.base_dtype)
+
+
+def sparse_apply_centered_rms_prop(var, mg, ms, mom, lr, rho, momentum, epsilon, grad, indices,
+                                   use_locking=False, name=None):
+    """apply_centered_rms_prop on the rows `indices` of `var` and its slots."""
+    indices = convert_to_tensor(indices)
+    return apply_op("SparseApplyCenteredRMSProp", [var, mg, ms, mom],
+                    [lr, rho, momentum, epsilon, grad, indices], use_locking, name,
+                    Tindices=indices.dtype.base_dtype)
+
+
+def sparse_apply_adagrad(var, accum, lr, grad, indices, use_locking=False, update_slots=True,
+                         name=None):
+    """apply_adagrad on the rows `indices` of `var` and `accum`."""
+    indices = convert_to_tensor(indices)
+    return apply_op("SparseApplyAdagrad", [var, accum], [lr, grad, indices], use_locking,
+                    name, Tindices=indices.dtype.base_dtype, update_slots=bool(update_slots))
 
 
 # -- staleness (dtfnb extensions, no TensorFlow twin; see dtfnb/train/staleness.py) -------

@@ -27,7 +27,7 @@ from dtfnb.protos import graph_pb2 as dtfnb_dot_protos_dot_graph__pb2
 from dtfnb.protos import wire_pb2 as dtfnb_dot_protos_dot_wire__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x64tfnb/protos/worker.proto\x12\x05\x64tfnb\x1a\x19\x64tfnb/protos/config.proto\x1a\x18\x64tfnb/protos/graph.proto\x1a\x17\x64tfnb/protos/wire.proto\"{\n\x10\x44\x65viceAttributes\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65vice_type\x18\x02 \x01(\t\x12\x14\n\x0cmemory_limit\x18\x04 \x01(\x03\x12\x1c\n\x14physical_device_desc\x18\x07 \x01(\t\x12\x10\n\x08\x65mulated\x18\x64 \x01(\x08\"\x12\n\x10GetStatusRequest\"|\n\x11GetStatusResponse\x12\x32\n\x11\x64\x65vice_attributes\x18\x01 \x03(\x0b\x32\x17.dtfnb.DeviceAttributes\x12\x1d\n\x04peer\x18\x64 \x01(\x0b\x32\x0f.dtfnb.PeerInfo\x12\x14\n\x0clocal_socket\x18\x65 \x01(\t\"v\n\x14RegisterGraphRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12\"\n\tgraph_def\x18\x02 \x01(\x0b\x32\x0f.dtfnb.GraphDef\x12\"\n\x06\x63onfig\x18\x64 \x01(\x0b\x32\x12.dtfnb.ConfigProto\"-\n\x15RegisterGraphResponse\x12\x14\n\x0cgraph_handle\x18\x01 \x01(\t\"\x9f\x02\n\x0fRunGraphRequest\x12\x16\n\x0esession_handle\x18\x08 \x01(\t\x12\x14\n\x0cgraph_handle\x18\x01 \x01(\t\x12\x0f\n\x07step_id\x18\x02 \x01(\x03\x12\x1f\n\x04send\x18\x03 \x03(\x0b\x32\x11.dtfnb.WireTensor\x12\r\n\x05\x66\x65tch\x18\x04 \x03(\x05\x12\x15\n\rtimeout_in_ms\x18\x64 \x01(\x03\x12\r\n\x05trace\x18\x65 \x01(\x08\x12\x1d\n\x04peer\x18\x66 \x01(\x0b\x32\x0f.dtfnb.PeerInfo\x12\x15\n\raccept_shared\x18g \x01(\x08\x12\x10\n\x08released\x18h \x03(\x04\x12\x19\n\x11measure_transfers\x18i \x01(\x08\x12\x14\n\x0clink_seconds\x18j \x01(\x01\"\xef\x01\n\x10RunGraphResponse\x12\x1f\n\x04recv\x18\x01 \x03(\x0b\x32\x11.dtfnb.WireTensor\x12$\n\nstep_stats\x18\x02 \x01(\x0b\x32\x10.dtfnb.StepStats\x12\x10\n\x08released\x18\x64 \x03(\x04\x12:\n\nsent_bytes\x18\x65 \x03(\x0b\x32&.dtfnb.RunGraphResponse.SentBytesEntry\x12\x14\n\x0clink_seconds\x18\x66 \x01(\x01\x1a\x30\n\x0eSentBytesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"\x87\x01\n\nTensorPush\x12\x1d\n\x04peer\x18\x01 \x01(\x0b\x32\x0f.dtfnb.PeerInfo\x12\x0f\n\x07step_id\x18\x02 \x01(\x03\x12!\n\x06tensor\x18\x03 \x03(\x0b\x32\x11.dtfnb.WireTensor\x12\x10\n\x08released\x18\x04 \x03(\x04\x12\x14\n\x0clink_seconds\x18\x05 \x01(\x01\"8\n\rTensorPushAck\x12\x15\n\raccept_shared\x18\x01 \x01(\x08\x12\x10\n\x08released\x18\x02 \x03(\x04\"$\n\x12\x46\x65tchTensorRequest\x12\x0e\n\x06ticket\x18\x01 \x01(\x04\"\r\n\x0bTensorChunk\"g\n\x13\x43leanupGraphRequest\x12\x0f\n\x07step_id\x18\x01 \x01(\x03\x12\x12\n\nerror_code\x18\x02 \x01(\x05\x12\x15\n\rerror_message\x18\x03 \x01(\t\x12\x14\n\x0cgraph_handle\x18\x64 \x01(\t\"\x16\n\x14\x43leanupGraphResponse\"0\n\x16\x44\x65registerGraphRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"\x19\n\x17\x44\x65registerGraphResponse\"&\n\x11\x43leanupAllRequest\x12\x11\n\tcontainer\x18\x01 \x03(\t\"\x14\n\x12\x43leanupAllResponse2\xb1\x04\n\rWorkerService\x12>\n\tGetStatus\x12\x17.dtfnb.GetStatusRequest\x1a\x18.dtfnb.GetStatusResponse\x12J\n\rRegisterGraph\x12\x1b.dtfnb.RegisterGraphRequest\x1a\x1c.dtfnb.RegisterGraphResponse\x12P\n\x0f\x44\x65registerGraph\x12\x1d.dtfnb.DeregisterGraphRequest\x1a\x1e.dtfnb.DeregisterGraphResponse\x12;\n\x08RunGraph\x12\x16.dtfnb.RunGraphRequest\x1a\x17.dtfnb.RunGraphResponse\x12\x39\n\nRecvTensor\x12\x11.dtfnb.TensorPush\x1a\x14.dtfnb.TensorPushAck(\x01\x30\x01\x12>\n\x0b\x46\x65tchTensor\x12\x19.dtfnb.FetchTensorRequest\x1a\x12.dtfnb.TensorChunk0\x01\x12G\n\x0c\x43leanupGraph\x12\x1a.dtfnb.CleanupGraphRequest\x1a\x1b.dtfnb.CleanupGraphResponse\x12\x41\n\nCleanupAll\x12\x18.dtfnb.CleanupAllRequest\x1a\x19.dtfnb.CleanupAllResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x64tfnb/protos/worker.proto\x12\x05\x64tfnb\x1a\x19\x64tfnb/protos/config.proto\x1a\x18\x64tfnb/protos/graph.proto\x1a\x17\x64tfnb/protos/wire.proto\"{\n\x10\x44\x65viceAttributes\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65vice_type\x18\x02 \x01(\t\x12\x14\n\x0cmemory_limit\x18\x04 \x01(\x03\x12\x1c\n\x14physical_device_desc\x18\x07 \x01(\t\x12\x10\n\x08\x65mulated\x18\x64 \x01(\x08\"\x12\n\x10GetStatusRequest\"|\n\x11GetStatusResponse\x12\x32\n\x11\x64\x65vice_attributes\x18\x01 \x03(\x0b\x32\x17.dtfnb.DeviceAttributes\x12\x1d\n\x04peer\x18\x64 \x01(\x0b\x32\x0f.dtfnb.PeerInfo\x12\x14\n\x0clocal_socket\x18\x65 \x01(\t\"v\n\x14RegisterGraphRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12\"\n\tgraph_def\x18\x02 \x01(\x0b\x32\x0f.dtfnb.GraphDef\x12\"\n\x06\x63onfig\x18\x64 \x01(\x0b\x32\x12.dtfnb.ConfigProto\"-\n\x15RegisterGraphResponse\x12\x14\n\x0cgraph_handle\x18\x01 \x01(\t\"\xb4\x02\n\x0fRunGraphRequest\x12\x16\n\x0esession_handle\x18\x08 \x01(\t\x12\x14\n\x0cgraph_handle\x18\x01 \x01(\t\x12\x0f\n\x07step_id\x18\x02 \x01(\x03\x12\x1f\n\x04send\x18\x03 \x03(\x0b\x32\x11.dtfnb.WireTensor\x12\r\n\x05\x66\x65tch\x18\x04 \x03(\x05\x12\x15\n\rtimeout_in_ms\x18\x64 \x01(\x03\x12\r\n\x05trace\x18\x65 \x01(\x08\x12\x1d\n\x04peer\x18\x66 \x01(\x0b\x32\x0f.dtfnb.PeerInfo\x12\x15\n\raccept_shared\x18g \x01(\x08\x12\x10\n\x08released\x18h \x03(\x04\x12\x19\n\x11measure_transfers\x18i \x01(\x08\x12\x14\n\x0clink_seconds\x18j \x01(\x01\x12\x13\n\x0bmaster_task\x18k \x01(\t\"\xef\x01\n\x10RunGraphResponse\x12\x1f\n\x04recv\x18\x01 \x03(\x0b\x32\x11.dtfnb.WireTensor\x12$\n\nstep_stats\x18\x02 \x01(\x0b\x32\x10.dtfnb.StepStats\x12\x10\n\x08released\x18\x64 \x03(\x04\x12:\n\nsent_bytes\x18\x65 \x03(\x0b\x32&.dtfnb.RunGraphResponse.SentBytesEntry\x12\x14\n\x0clink_seconds\x18\x66 \x01(\x01\x1a\x30\n\x0eSentBytesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"\x87\x01\n\nTensorPush\x12\x1d\n\x04peer\x18\x01 \x01(\x0b\x32\x0f.dtfnb.PeerInfo\x12\x0f\n\x07step_id\x18\x02 \x01(\x03\x12!\n\x06tensor\x18\x03 \x03(\x0b\x32\x11.dtfnb.WireTensor\x12\x10\n\x08released\x18\x04 \x03(\x04\x12\x14\n\x0clink_seconds\x18\x05 \x01(\x01\"8\n\rTensorPushAck\x12\x15\n\raccept_shared\x18\x01 \x01(\x08\x12\x10\n\x08released\x18\x02 \x03(\x04\"$\n\x12\x46\x65tchTensorRequest\x12\x0e\n\x06ticket\x18\x01 \x01(\x04\"\r\n\x0bTensorChunk\"g\n\x13\x43leanupGraphRequest\x12\x0f\n\x07step_id\x18\x01 \x01(\x03\x12\x12\n\nerror_code\x18\x02 \x01(\x05\x12\x15\n\rerror_message\x18\x03 \x01(\t\x12\x14\n\x0cgraph_handle\x18\x64 \x01(\t\"\x16\n\x14\x43leanupGraphResponse\"0\n\x16\x44\x65registerGraphRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"\x19\n\x17\x44\x65registerGraphResponse\"&\n\x11\x43leanupAllRequest\x12\x11\n\tcontainer\x18\x01 \x03(\t\"\x14\n\x12\x43leanupAllResponse2\xb1\x04\n\rWorkerService\x12>\n\tGetStatus\x12\x17.dtfnb.GetStatusRequest\x1a\x18.dtfnb.GetStatusResponse\x12J\n\rRegisterGraph\x12\x1b.dtfnb.RegisterGraphRequest\x1a\x1c.dtfnb.RegisterGraphResponse\x12P\n\x0f\x44\x65registerGraph\x12\x1d.dtfnb.DeregisterGraphRequest\x1a\x1e.dtfnb.DeregisterGraphResponse\x12;\n\x08RunGraph\x12\x16.dtfnb.RunGraphRequest\x1a\x17.dtfnb.RunGraphResponse\x12\x39\n\nRecvTensor\x12\x11.dtfnb.TensorPush\x1a\x14.dtfnb.TensorPushAck(\x01\x30\x01\x12>\n\x0b\x46\x65tchTensor\x12\x19.dtfnb.FetchTensorRequest\x1a\x12.dtfnb.TensorChunk0\x01\x12G\n\x0c\x43leanupGraph\x12\x1a.dtfnb.CleanupGraphRequest\x1a\x1b.dtfnb.CleanupGraphResponse\x12\x41\n\nCleanupAll\x12\x18.dtfnb.CleanupAllRequest\x1a\x19.dtfnb.CleanupAllResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -47,31 +47,31 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_REGISTERGRAPHRESPONSE']._serialized_start=505
   _globals['_REGISTERGRAPHRESPONSE']._serialized_end=550
   _globals['_RUNGRAPHREQUEST']._serialized_start=553
-  _globals['_RUNGRAPHREQUEST']._serialized_end=840
-  _globals['_RUNGRAPHRESPONSE']._serialized_start=843
-  _globals['_RUNGRAPHRESPONSE']._serialized_end=1082
-  _globals['_RUNGRAPHRESPONSE_SENTBYTESENTRY']._serialized_start=1034
-  _globals['_RUNGRAPHRESPONSE_SENTBYTESENTRY']._serialized_end=1082
-  _globals['_TENSORPUSH']._serialized_start=1085
-  _globals['_TENSORPUSH']._serialized_end=1220
-  _globals['_TENSORPUSHACK']._serialized_start=1222
-  _globals['_TENSORPUSHACK']._serialized_end=1278
-  _globals['_FETCHTENSORREQUEST']._serialized_start=1280
-  _globals['_FETCHTENSORREQUEST']._serialized_end=1316
-  _globals['_TENSORCHUNK']._serialized_start=1318
-  _globals['_TENSORCHUNK']._serialized_end=1331
-  _globals['_CLEANUPGRAPHREQUEST']._serialized_start=1333
-  _globals['_CLEANUPGRAPHREQUEST']._serialized_end=1436
-  _globals['_CLEANUPGRAPHRESPONSE']._serialized_start=1438
-  _globals['_CLEANUPGRAPHRESPONSE']._serialized_end=1460
-  _globals['_DEREGISTERGRAPHREQUEST']._serialized_start=1462
-  _globals['_DEREGISTERGRAPHREQUEST']._serialized_end=1510
-  _globals['_DEREGISTERGRAPHRESPONSE']._serialized_start=1512
-  _globals['_DEREGISTERGRAPHRESPONSE']._serialized_end=1537
-  _globals['_CLEANUPALLREQUEST']._serialized_start=1539
-  _globals['_CLEANUPALLREQUEST']._serialized_end=1577
-  _globals['_CLEANUPALLRESPONSE']._serialized_start=1579
-  _globals['_CLEANUPALLRESPONSE']._serialized_end=1599
-  _globals['_WORKERSERVICE']._serialized_start=1602
-  _globals['_WORKERSERVICE']._serialized_end=2163
+  _globals['_RUNGRAPHREQUEST']._serialized_end=861
+  _globals['_RUNGRAPHRESPONSE']._serialized_start=864
+  _globals['_RUNGRAPHRESPONSE']._serialized_end=1103
+  _globals['_RUNGRAPHRESPONSE_SENTBYTESENTRY']._serialized_start=1055
+  _globals['_RUNGRAPHRESPONSE_SENTBYTESENTRY']._serialized_end=1103
+  _globals['_TENSORPUSH']._serialized_start=1106
+  _globals['_TENSORPUSH']._serialized_end=1241
+  _globals['_TENSORPUSHACK']._serialized_start=1243
+  _globals['_TENSORPUSHACK']._serialized_end=1299
+  _globals['_FETCHTENSORREQUEST']._serialized_start=1301
+  _globals['_FETCHTENSORREQUEST']._serialized_end=1337
+  _globals['_TENSORCHUNK']._serialized_start=1339
+  _globals['_TENSORCHUNK']._serialized_end=1352
+  _globals['_CLEANUPGRAPHREQUEST']._serialized_start=1354
+  _globals['_CLEANUPGRAPHREQUEST']._serialized_end=1457
+  _globals['_CLEANUPGRAPHRESPONSE']._serialized_start=1459
+  _globals['_CLEANUPGRAPHRESPONSE']._serialized_end=1481
+  _globals['_DEREGISTERGRAPHREQUEST']._serialized_start=1483
+  _globals['_DEREGISTERGRAPHREQUEST']._serialized_end=1531
+  _globals['_DEREGISTERGRAPHRESPONSE']._serialized_start=1533
+  _globals['_DEREGISTERGRAPHRESPONSE']._serialized_end=1558
+  _globals['_CLEANUPALLREQUEST']._serialized_start=1560
+  _globals['_CLEANUPALLREQUEST']._serialized_end=1598
+  _globals['_CLEANUPALLRESPONSE']._serialized_start=1600
+  _globals['_CLEANUPALLRESPONSE']._serialized_end=1620
+  _globals['_WORKERSERVICE']._serialized_start=1623
+  _globals['_WORKERSERVICE']._serialized_end=2184
 # @@protoc_insertion_point(module_scope)

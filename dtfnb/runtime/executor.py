@@ -16,9 +16,10 @@ import time
 
 import numpy as np
 
-from dtfnb.base import errors
+from dtfnb.base import dtypes, errors
 from dtfnb.kernels.control_flow import DEAD
-from dtfnb.kernels.registry import find_kernel
+from dtfnb.kernels.registry import find_kernel, takes_refs
+from dtfnb.resources.variable import value_of
 from dtfnb.runtime.frames import FrameGraph, FrameState, has_control_flow
 from dtfnb.runtime.pools import CALLER_THREAD
 from dtfnb.runtime.stats import transfer_label
@@ -57,6 +58,26 @@ class SessionState:
         """The dict a node's kernel keeps across steps of this session."""
         with self._lock:
             return self._node_state.setdefault(name, {})
+
+
+def _reading_refs(fn, node, sources):
+    """`fn`, reading the value of each ref input where `node` neither updates a ref in place
+    nor passes one on (as `tf.scatter_add(v, ...) * 2` reads what the update left), as
+    TensorFlow's executor dereferences a ref edge into a value input."""
+    def is_ref(dtype):
+        return dtypes.as_dtype(dtype).is_ref_dtype
+    reads = [j for j, ((_, k), source) in enumerate(zip(node.inputs, sources))
+             if k < len(source.output_types) and is_ref(source.output_types[k])]
+    if not reads or takes_refs(node.op) or any(is_ref(t) for t in node.output_types):
+        return fn
+
+    def read_refs(ctx, step, *args):
+        args = list(args)
+        for j in reads:
+            if j < len(args):
+                args[j] = value_of(args[j])
+        return fn(ctx, step, *args)
+    return read_refs
 
 
 class _PlanNode:
@@ -113,7 +134,7 @@ class Executor:
                     f"{device.device_type} used by {{{{node {node.name}}}}}")
             p = _PlanNode()
             p.name = node.name
-            p.fn = kernel.fn
+            p.fn = _reading_refs(kernel.fn, node, [nodes[index[src]] for src, _ in node.inputs])
             p.ctx = KernelContext(node, device, session_state)
             p.in_slots = [out_base[index[src]] + k for src, k in node.inputs]
             p.out_base = out_base[i]

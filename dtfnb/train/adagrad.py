@@ -34,3 +34,9 @@ class AdagradOptimizer(Optimizer):
             var, self.get_slot(var, "accumulator"),
             cast_to(self._learning_rate_tensor, var.dtype.base_dtype), grad,
             use_locking=self._use_locking).op
+
+    def _apply_sparse(self, grad, var):
+        return training_ops.sparse_apply_adagrad(
+            var, self.get_slot(var, "accumulator"),
+            cast_to(self._learning_rate_tensor, var.dtype.base_dtype), grad.values,
+            grad.indices, use_locking=self._use_locking).op

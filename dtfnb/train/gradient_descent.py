@@ -1,7 +1,7 @@
 """GradientDescentOptimizer: var -= learning_rate * grad."""
 
 from dtfnb.framework.convert import convert_to_tensor
-from dtfnb.ops import training_ops
+from dtfnb.ops import state_ops, training_ops
 from dtfnb.train.optimizer import Optimizer, cast_to
 
 
@@ -22,3 +22,8 @@ class GradientDescentOptimizer(Optimizer):
         return training_ops.apply_gradient_descent(
             var, cast_to(self._learning_rate_tensor, dtype), grad,
             use_locking=self._use_locking).op
+
+    def _apply_sparse_duplicate_indices(self, grad, var):
+        # ScatterSub adds up repeated rows itself: no need to sum them first.
+        rows = grad.values * cast_to(self._learning_rate_tensor, var.dtype.base_dtype)
+        return state_ops.scatter_sub(var, grad.indices, rows, use_locking=self._use_locking)

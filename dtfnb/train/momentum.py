@@ -34,3 +34,10 @@ class MomentumOptimizer(Optimizer):
             var, self.get_slot(var, "momentum"), cast_to(self._learning_rate_tensor, dtype),
             grad, cast_to(self._momentum_tensor, dtype), use_locking=self._use_locking,
             use_nesterov=self._use_nesterov).op
+
+    def _apply_sparse(self, grad, var):
+        dtype = var.dtype.base_dtype
+        return training_ops.sparse_apply_momentum(
+            var, self.get_slot(var, "momentum"), cast_to(self._learning_rate_tensor, dtype),
+            grad.values, grad.indices, cast_to(self._momentum_tensor, dtype),
+            use_locking=self._use_locking, use_nesterov=self._use_nesterov).op

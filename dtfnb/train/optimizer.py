@@ -1,7 +1,10 @@
 """Optimizer: TensorFlow 1's base class (compute_gradients, apply_gradients, minimize, slots).
 
 A subclass creates its slots in `_create_slots`, converts its hyperparameters to
-tensors in `_prepare` and builds one update op per variable in `_apply_dense`.
+tensors in `_prepare` and builds one update op per variable: in `_apply_dense` for a
+Tensor gradient, in `_apply_sparse` for an IndexedSlices one (tf.gather's), which
+updates only the rows it holds, their repeated indices summed first
+(`_apply_sparse_duplicate_indices`), as TensorFlow 1 does.
 Slots are variables named `<var>/<optimizer name>` (`_1`, `_2`, … for further
 slots), colocated with their variable, as TensorFlow lays them out.
 """
@@ -11,8 +14,10 @@ from dtfnb.base.device_spec import DeviceSpec
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.gradients import gradients
 from dtfnb.framework.graph_keys import GraphKeys
+from dtfnb.framework.indexed_slices import IndexedSlices
 from dtfnb.framework.tensor import Tensor
-from dtfnb.ops import control_flow_ops, init_ops, math_ops, state_ops, training_ops
+from dtfnb.ops import array_ops, control_flow_ops, init_ops, math_ops, state_ops, training_ops
+from dtfnb.ops.slicing_ops import unsorted_segment_sum
 from dtfnb.ops.variable_scope import get_variable, variable_scope
 from dtfnb.ops.variables import Variable
 
@@ -179,7 +184,7 @@ class Optimizer:
             raise ValueError("No variables provided.")
         converted = []
         for grad, var in grads_and_vars:
-            if grad is not None:
+            if grad is not None and not isinstance(grad, IndexedSlices):
                 try:
                     grad = convert_to_tensor(grad)
                 except (TypeError, ValueError):
@@ -204,7 +209,9 @@ class Optimizer:
                         continue
                     with graph.name_scope("update_" + var.op.name), \
                             graph.colocate_with(var.op):
-                        update_ops.append(self._apply_dense(grad, var))
+                        update_ops.append(
+                            self._apply_sparse_duplicate_indices(grad, var)
+                            if isinstance(grad, IndexedSlices) else self._apply_dense(grad, var))
                 if global_step is None:
                     apply_updates = self._finish(update_ops, scope)
                 else:
@@ -277,6 +284,17 @@ class Optimizer:
         pass
 
     def _apply_dense(self, grad, var):
+        raise NotImplementedError
+
+    def _apply_sparse_duplicate_indices(self, grad, var):
+        """_apply_sparse of `grad` with the rows of each repeated index summed into one, so
+        that an update sees each row's whole gradient once (Adagrad squares the sum)."""
+        unique_indices, positions = array_ops.unique(grad.indices)
+        summed = unsorted_segment_sum(grad.values, positions,
+                                      array_ops.shape(unique_indices)[0])
+        return self._apply_sparse(IndexedSlices(summed, unique_indices, grad.dense_shape), var)
+
+    def _apply_sparse(self, grad, var):
         raise NotImplementedError
 
     def _finish(self, update_ops, name_scope):

@@ -41,14 +41,26 @@ class RMSPropOptimizer(Optimizer):
         self._momentum_tensor = convert_to_tensor(call(self._momentum), name="momentum")
         self._epsilon_tensor = convert_to_tensor(call(self._epsilon), name="epsilon")
 
-    def _apply_dense(self, grad, var):
+    def _hyper(self, var):
         dtype = var.dtype.base_dtype
-        hyper = [cast_to(t, dtype) for t in (self._learning_rate_tensor, self._decay_tensor,
-                                             self._momentum_tensor, self._epsilon_tensor)]
+        return [cast_to(t, dtype) for t in (self._learning_rate_tensor, self._decay_tensor,
+                                            self._momentum_tensor, self._epsilon_tensor)]
+
+    def _apply_dense(self, grad, var):
         rms, mom = self.get_slot(var, "rms"), self.get_slot(var, "momentum")
         if self._centered:
             return training_ops.apply_centered_rms_prop(
-                var, self.get_slot(var, "mg"), rms, mom, *hyper, grad,
+                var, self.get_slot(var, "mg"), rms, mom, *self._hyper(var), grad,
                 use_locking=self._use_locking).op
-        return training_ops.apply_rms_prop(var, rms, mom, *hyper, grad,
+        return training_ops.apply_rms_prop(var, rms, mom, *self._hyper(var), grad,
                                            use_locking=self._use_locking).op
+
+    def _apply_sparse(self, grad, var):
+        rms, mom = self.get_slot(var, "rms"), self.get_slot(var, "momentum")
+        if self._centered:
+            return training_ops.sparse_apply_centered_rms_prop(
+                var, self.get_slot(var, "mg"), rms, mom, *self._hyper(var), grad.values,
+                grad.indices, use_locking=self._use_locking).op
+        return training_ops.sparse_apply_rms_prop(var, rms, mom, *self._hyper(var),
+                                                  grad.values, grad.indices,
+                                                  use_locking=self._use_locking).op

@@ -166,9 +166,8 @@ class SyncReplicasOptimizer(Optimizer):
         the aggregated gradient."""
         shared_name = var.name + "/grad_accum"
         if isinstance(grad, IndexedSlices):
-            # The variable's shape (TensorFlow gives none) lets the wrapped optimizer,
-            # which applies gradients densely, turn the taken slices into a tensor.
-            accumulator = SparseConditionalAccumulator(grad.dtype, shape=var.get_shape(),
+            # No shape, as TensorFlow's: the wrapped optimizer applies the rows taken.
+            accumulator = SparseConditionalAccumulator(grad.dtype, shape=(),
                                                        shared_name=shared_name)
             apply = accumulator.apply_indexed_slices_grad(grad, local_step=self._local_step)
             return accumulator, apply, accumulator.take_indexed_slices_grad(

@@ -277,6 +277,9 @@ function renderTask(task: ITask): HTMLElement {
   if (work) {
     // (A kernel older than snapshot v2 counts no work.)
     const done = [plural(work.steps_run, 'step'), plural(work.graphs_run, 'graph'), `${formatBytes(work.bytes_sent)} sent`];
+    if (work.bytes_received !== undefined) {
+      done.push(`${formatBytes(work.bytes_received)} received`);
+    }
     row.appendChild(text('span', 'dtfnb-work', done.join(' · ')));
   }
   return row;

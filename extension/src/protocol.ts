@@ -20,11 +20,13 @@ export interface IDevice {
   stopped_at: string | null; // "14:02" once its task stopped
 }
 
-/** What a task did: as master (steps), as worker (graphs run), as sender. */
+/** What a task did: as master (steps), as worker (graphs run), as sender and receiver. */
 export interface IWork {
   steps_run: number;
   graphs_run: number;
   bytes_sent: number;
+  /** Absent from a kernel older than its TrafficEvents. */
+  bytes_received?: number;
 }
 
 export interface ITask {

@@ -173,21 +173,24 @@ def test_health_counts_what_each_task_did(cluster):
     events = _events(watch)
     plans = {e.plan.plan_id: e.plan for e in events if e.WhichOneof("kind") == "plan"}
     sent = dict.fromkeys([PS0, PS1, WORKER0, WORKER1], 0)
+    received = dict.fromkeys(sent, 0)   # each task has one device: every transfer crosses
     for step in (e.step for e in events if e.WhichOneof("kind") == "step"):
         for transfer, nbytes in zip(plans[step.plan_id].transfer, step.transfer_bytes):
             sent[transfer.src_device] += nbytes
+            received[transfer.dst_device] += nbytes
 
     def work(task):
         """The work counts of the task's newest health event, once it has had one."""
         events = _events(health[task]) or [None]
         return events[-1] and (events[-1].health.steps_run, events[-1].health.graphs_run,
-                               events[-1].health.bytes_sent)
+                               events[-1].health.bytes_sent, events[-1].health.bytes_received)
 
     # init and 3 steps: each ran on the master and had a part on each ps
-    assert poll_for(lambda: work(("worker", 0)) == (4, 4, sent[WORKER0]), timeout=5)
-    assert poll_for(lambda: work(("ps", 0)) == (0, 4, sent[PS0]), timeout=5)
-    assert poll_for(lambda: work(("ps", 1)) == (0, 4, sent[PS1]), timeout=5)
-    assert poll_for(lambda: work(("worker", 1)) == (0, 0, 0), timeout=5)
+    assert poll_for(lambda: work(("worker", 0)) == (4, 4, sent[WORKER0], received[WORKER0]),
+                    timeout=5)
+    assert poll_for(lambda: work(("ps", 0)) == (0, 4, sent[PS0], received[PS0]), timeout=5)
+    assert poll_for(lambda: work(("ps", 1)) == (0, 4, sent[PS1], received[PS1]), timeout=5)
+    assert poll_for(lambda: work(("worker", 1)) == (0, 0, 0, 0), timeout=5)
     assert (sent[PS0], sent[PS1]) == (3 * 12, 3 * 4)  # w and b, to the worker, each step
     assert sent[WORKER0] > 0  # the initial values and the gradients, to the ps tasks
     for subscription in [watch, *health.values()]:

@@ -1,7 +1,8 @@
 """StalenessPlot and ClusterView on a real cluster (in-process tasks over gRPC or Unix
 sockets): asynchronous training shows each worker's staleness and loss while it runs;
 a traced step across tasks is one timeline, with its tensors' Send -> Recv flows, and one
-Chrome trace; the task table counts each task's work and greys a stopped one."""
+Chrome trace; the task table counts each task's work and greys a stopped one; the bytes
+per step of each task and each link are what a step moves."""
 
 import json
 import re
@@ -138,3 +139,33 @@ def test_the_task_table_counts_each_tasks_work_and_greys_a_stopped_one(cluster):
     (stopped,) = rows
     assert stopped.endswith("<td></td><td></td>")   # no rates once stopped
     assert "serving" in view._html()   # the worker still serves
+
+
+def test_bytes_per_step_per_task_and_per_link_are_what_each_step_pulls(cluster):
+    tasks = cluster({"ps": 1, "worker": 1})
+    with tf.device("/job:ps/task:0"):
+        v = tf.Variable(tf.ones([1000]), name="v")   # 4000 bytes
+    with tf.device("/job:worker/task:0"):
+        total = tf.reduce_sum(v)
+    with ClusterView(list(tasks.values())) as view, \
+            tf.Session(tasks.target("worker", 0)) as sess:
+        sess.run(v.initializer)
+        for _ in range(3):
+            sess.run(total)
+        # the table lists a task from its first HealthEvent (each second); each task's
+        # stream comes in on its own
+        assert poll_for(lambda: PS in view._html() and WORKERS[0] in view._html()
+                        and "0 B</td><td>4.0 KB" in view._html()
+                        and "4.0 KB</td><td>0 B" in view._html(), 10)
+        assert view.traffic.per_step(PS) == (4000, 0)
+        assert view.traffic.per_step(WORKERS[0]) == (0, 4000)
+        assert (view.traffic.link(PS, WORKERS[0]), view.traffic.link(WORKERS[0], PS)) == (
+            4000, None)
+        rows = {row.split("</td>")[0]: re.findall(r"<td[^>]*>(.*?)</td>", row)
+                for row in re.findall(r"<tr[^>]*>(.*?)</tr>", view._html()) if "<td" in row}
+        (ps_row,) = [cells for name, cells in rows.items() if PS in name]
+        assert ps_row[6:8] == ["4.0 KB", "0 B"]   # sent and received per step
+        links = view._html().split('class="dtfnb-links"')[1]
+        assert re.search(r"ps:0</th><td>&#8212;</td><td>4.0 KB</td>", links)
+        tasks["ps", 0].stop()
+        assert poll_for(lambda: "ps:0 (stopped)" in view._html(), 10)

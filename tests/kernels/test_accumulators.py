@@ -176,7 +176,7 @@ def test_sparse_take_as_indexed_slices_converts_to_a_dense_tensor():
         np.testing.assert_array_equal(sess.run(tf.convert_to_tensor(slices)), [7., 0., 5., 0.])
         sess.run(accum.apply_grad([1], [9.], local_step=0))  # stale after the take
         assert sess.run(accum.num_accumulated()) == 0
-    with pytest.raises(ValueError, match="IndexedSlices without dense_shape"):
+    with pytest.raises(ValueError, match="IndexedSlices for argument `value` without dense_shape"):
         tf.convert_to_tensor(tf.IndexedSlices(tf.constant([1.]), tf.constant([0])))
 
 

@@ -295,6 +295,27 @@ def test_unsorted_segment_sum():
     check_op(lambda d, i: tf.unsorted_segment_sum(d, i, 3), [data, ids], reference)
 
 
+def test_segment_sums_by_sorted_ids():
+    data = rand(5, 2)
+    ids = np.array([0, 0, 2, 2, 2], np.int32)
+    sums = np.stack([data[:2].sum(0), np.zeros(2), data[2:].sum(0)])
+    check_op(lambda d: tf.segment_sum(d, ids), [data], lambda d: sums)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="must be sorted"):
+        tf.Session().run(tf.segment_sum(data, [1, 0, 2, 2, 2]))
+
+
+@pytest.mark.parametrize("reduce,scale", [
+    (tf.sparse_segment_sum, lambda n: 1.0), (tf.sparse_segment_mean, lambda n: 1.0 / n),
+    (tf.sparse_segment_sqrt_n, lambda n: 1.0 / np.sqrt(n))])
+@pytest.mark.parametrize("sparse_gradient", [False, True])
+def test_sparse_segment_reductions_of_rows(reduce, scale, sparse_gradient):
+    data = rand(4, 3)
+    rows, ids = np.array([3, 1, 3], np.int32), np.array([0, 0, 1], np.int32)
+    expected = np.stack([(data[3] + data[1]) * scale(2), data[3] * scale(1)])
+    check_op(lambda d: reduce(d, rows, ids, sparse_gradient=sparse_gradient), [data],
+             lambda d: expected)
+
+
 def test_where():
     cond = np.array([[True, False], [False, True]])
     out = run(tf.where(cond))

@@ -1,5 +1,7 @@
 """tf.gradients: what it returns, how it names its ops, and the odd cases."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -220,3 +222,20 @@ def test_composite_expression_gradient_check():
     rng = np.random.default_rng(1)
     check_op(build, [rng.standard_normal((4, 3)), rng.standard_normal((3, 5))])
     check_op(build, [rng.standard_normal((4, 3)), rng.standard_normal((3, 5))], dynamic=True)
+
+
+def test_a_gather_gradient_is_sparse_and_warns_only_when_made_dense_and_large():
+    small = tf.Variable(np.ones((4, 2), np.float32), name="small")
+    grad = tf.gradients(tf.reduce_sum(tf.gather(small, [3, 1, 3])), small,
+                        gate_gradients=True)[0]
+    assert isinstance(grad, tf.IndexedSlices)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        value, dense = run([grad, tf.convert_to_tensor(grad)])
+    assert (value.indices.tolist(), value.values.tolist()) == ([3, 1, 3], [[1.0, 1.0]] * 3)
+    np.testing.assert_array_equal(dense, [[0, 0], [1, 1], [0, 0], [2, 2]])
+    huge = tf.Variable(tf.zeros([10001, 10000]), name="huge")  # built, never run
+    huge_grad = tf.gradients(tf.reduce_sum(tf.gather(huge, [0])), huge)[0]
+    with pytest.warns(UserWarning, match="Converting sparse IndexedSlices to a dense Tensor "
+                                         "with 100010000 elements"):
+        tf.convert_to_tensor(huge_grad)

@@ -457,3 +457,9 @@ def test_float_errors_give_inf_and_nan_without_a_warning():
             inf, minus_inf, nan, overflow, total = sess.run(outs, {x: 1.0})
     assert (inf, minus_inf, overflow, total) == (np.inf, -np.inf, np.inf, np.inf)
     assert np.isnan(nan)
+
+
+def test_div_no_nan_is_zero_where_the_divisor_is():
+    x, y = rand(3, 2), np.array([[0.5, -1.5], [0.0, 2.0], [1.0, 0.75]])
+    check_op(tf.div_no_nan, [x, y], lambda x, y: np.where(y == 0, 0.0, x / np.where(y, y, 1)),
+             wrt=[0])

@@ -89,14 +89,18 @@ def test_cluster_view_shows_work_per_task_one_timeline_and_stopped_tasks():
         ps, worker = "/job:ps/replica:0/task:0", "/job:worker/replica:0/task:0"
         assert poll_for(lambda: view.tasks.timeline().lanes and len(view.tasks.health) == 2
                         and view.tasks.health[ps].graphs_run >= 1
-                        and view.tasks.health[worker].steps_run >= 1, 10)
+                        and view.tasks.health[worker].steps_run >= 1
+                        and "8 B</td><td>0 B" in view._html(), 10)   # the ps's traffic
         html = view._html()
-        rows = re.findall(r"<tr>(.*?)</tr>", html)
+        tasks_table, links_table = html.split("</table>")[:2]
+        rows = re.findall(r"<tr>(.*?)</tr>", tasks_table)
         assert len(rows) == 3 and "graphs run" in rows[0]
         cells = {row.split("</td>")[0]: re.findall(r"<td>(.*?)</td>", row) for row in rows[1:]}
         ps_cells, = [c for name, c in cells.items() if ps in name]
         assert "serving" in ps_cells[1] and ps_cells[3] == "0"   # a ps runs no steps
         assert int(ps_cells[4]) >= 1 and ps_cells[5].endswith("B")   # but serves graphs
+        assert ps_cells[6:8] == ["8 B", "0 B"]   # `a` each step, per step
+        assert re.search(r"ps:0</th><td>&#8212;</td><td>8 B</td>", links_table)   # to the worker
         assert "GPU:0 (emulated)" in html and "last traced step" in html
         lanes = view.tasks.timeline().lanes   # every task's devices, the master's and the ps's
         assert {device.split("/device:")[0] for device in lanes} == {ps, worker}

@@ -41,9 +41,10 @@ def _step(session, step_id, start, plan_id=1, sizes=(12, 8), error=""):
         plan_id=plan_id, transfer_bytes=sizes, error=error))
 
 
-def _health(task, state, at=200.0, steps=0, graphs=0, sent=0):
+def _health(task, state, at=200.0, steps=0, graphs=0, sent=0, received=0):
     return monitor_pb2.Event(time=at, task=task, health=monitor_pb2.HealthEvent(
-        task=task, state=state, steps_run=steps, graphs_run=graphs, bytes_sent=sent))
+        task=task, state=state, steps_run=steps, graphs_run=graphs, bytes_sent=sent,
+        bytes_received=received))
 
 
 def test_runs_keep_each_sessions_last_ten_runs_and_the_cell_each_ran_in():
@@ -147,10 +148,12 @@ def test_a_rate_is_not_shown_once_its_counts_are_old():
 
 def test_work_counts_what_a_task_did_and_a_feeds_stop_keeps_it():
     work = Work()
-    work.apply(_health(PS, "serving", steps=0, graphs=40, sent=4800))
+    work.apply(_health(PS, "serving", steps=0, graphs=40, sent=4800, received=1200))
     work.apply(_health(PS, "stopped"))
-    assert work.work(PS) == {"steps_run": 0, "graphs_run": 40, "bytes_sent": 4800}
-    assert work.work(WORKER) == {"steps_run": 0, "graphs_run": 0, "bytes_sent": 0}
+    assert work.work(PS) == {"steps_run": 0, "graphs_run": 40, "bytes_sent": 4800,
+                             "bytes_received": 1200}
+    assert work.work(WORKER) == {"steps_run": 0, "graphs_run": 0, "bytes_sent": 0,
+                                 "bytes_received": 0}
 
 
 def test_placement_text_before_a_run_and_of_a_failed_one():

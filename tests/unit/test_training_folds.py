@@ -1,11 +1,12 @@
 """The folds behind StalenessPlot and ClusterView (dtfnb/notebook/state.py), from
 hand-built monitor events: staleness, losses and dropped gradients per worker; the work
-and stops of tasks; one timeline of a traced step merged across tasks, and its Chrome
-trace."""
+and stops of tasks; the bytes per step of each task and each link; one timeline of a
+traced step merged across tasks, and its Chrome trace."""
 
 import json
 
-from dtfnb.notebook.state import Staleness, Tasks
+from dtfnb.notebook.state import Staleness, Tasks, Traffic
+from dtfnb.notebook.widgets.cluster import links_table
 from dtfnb.protos import config_pb2, monitor_pb2
 
 PS = "/job:ps/replica:0/task:0"
@@ -103,6 +104,53 @@ def test_a_task_is_stopped_from_its_last_word_until_it_serves_again():
     assert tasks.stopped_at == {PS: 7.0}
     tasks.apply(_health(PS, "stopped", time=13.0))   # its stream ended: the Feed says so
     assert tasks.health[PS].graphs_run == 41        # and what it did stays
+
+
+def _traffic(task, step_id, **links):
+    """A TrafficEvent of `task`: links={peer: (sent, received)}."""
+    return monitor_pb2.Event(task=task, traffic=monitor_pb2.TrafficEvent(
+        step_id=step_id, link=[monitor_pb2.TrafficEvent.Link(peer=peer, sent=s, received=r)
+                               for peer, (s, r) in links.items()]))
+
+
+def _ps_step(step_id, worker, pulled=4000, pushed=4000):
+    """One step of `worker` against the ps: it pulls the variables and pushes gradients,
+    as both count it."""
+    return [_traffic(PS, step_id, **{worker: (pulled, pushed)}),
+            _traffic(worker, step_id, **{PS: (pushed, pulled)})]
+
+
+def test_bytes_per_step_are_medians_per_task_and_per_link_in_each_direction():
+    traffic = _fold(Traffic(), *_ps_step(1, W0), *_ps_step(2, W1), *_ps_step(3, W0),
+                    *_ps_step(4, W0, pulled=40, pushed=0))   # an odd step: not the median
+    assert traffic.per_step(PS) == (4000, 4000)          # it took part in all four
+    assert traffic.per_step(W0) == (4000, 4000) and traffic.per_step("nobody") is None
+    assert traffic.link(PS, W0) == 4000 and traffic.link(W0, PS) == 4000
+    assert traffic.link(W0, W1) is None                 # the workers never exchanged any
+    assert traffic.tasks() == [PS, W0, W1]
+
+
+def test_a_link_seen_only_by_its_receiver_is_its_receivers_count():
+    traffic = _fold(Traffic(), _traffic(W0, 1, **{PS: (12, 4000)}))   # the ps is not watched
+    assert (traffic.link(PS, W0), traffic.link(W0, PS)) == (4000, 12)
+
+
+def test_only_the_last_steps_count():
+    traffic = _fold(Traffic(steps=2), *_ps_step(1, W0, pulled=10), *_ps_step(2, W0),
+                    *_ps_step(3, W0))
+    assert traffic.link(PS, W0) == 4000 and traffic.per_step(W0) == (4000, 4000)
+
+
+def test_the_link_table_has_a_row_and_a_column_per_task_and_greys_a_stopped_one():
+    traffic = _fold(Traffic(), *_ps_step(1, W0, pulled=1500, pushed=12))
+    html = links_table(traffic, [PS, W0, W1], stopped={PS})
+    rows = html.split("<tr>")[2:]   # after the header
+    assert [row.count("<td") for row in rows] == [2, 2]   # W1 moved nothing: left out
+    assert "ps:0 (stopped)" in rows[0] and "(stopped)" not in rows[1]
+    assert rows[0].endswith('<td style="color:#888">&#8212;</td>'
+                            '<td style="color:#888">1.5 KB</td></tr>')
+    assert '<td style="color:#888">12 B</td>' in rows[1]
+    assert links_table(Traffic(), [PS, W0], stopped=set()) == ""
 
 
 def _traced(task, step_id, devices):

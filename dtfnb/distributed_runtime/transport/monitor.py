@@ -99,6 +99,7 @@ class Watch:
 def watch(target_or_address, kinds=(), replay=True, security=None):
     """Watches a task of a cluster from anywhere: `target_or_address` is its
     "grpc://host:port" or "host:port"; `kinds` (default: all) are names of Event's
-    kinds ("placement", "plan", "step", "queue", "variable_update", "health"); `replay` sends
+    kinds ("placement", "plan", "step", "queue", "variable_update", "health", "traffic");
+    `replay` sends
     the events the task kept first. Returns a Watch: an iterator of Event protos."""
     return Watch(target_or_address, kinds, replay, security)

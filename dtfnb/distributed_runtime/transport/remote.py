@@ -16,7 +16,7 @@ from dtfnb.distributed_runtime.transport import shm, streams, unix, wire
 from dtfnb.distributed_runtime.transport.channel import open_channel
 from dtfnb.distributed_runtime.worker import TransferOptions
 from dtfnb.protos import graph_pb2, master_pb2, worker_pb2
-from dtfnb.runtime.step import GRACE_SECONDS, deadline_seconds, tensor_bytes
+from dtfnb.runtime.step import GRACE_SECONDS, deadline_seconds
 
 log = logging.getLogger("dtfnb.distributed_runtime")
 
@@ -120,12 +120,14 @@ class _Connection:
 class RemoteWorker(_Connection, WorkerInterface):
     """A worker in another task, with the methods of the in-process Worker. `link`: the
     calling task's emulated link (emulation.Link), which the tensors of RunGraph calls
-    go through; None: none."""
+    go through; None: none. `traffic`: the calling task's traffic.Traffic, which counts
+    the tensors of RunGraph calls; None: not counted."""
 
-    def __init__(self, task, address, security, link=None):
+    def __init__(self, task, address, security, link=None, traffic=None):
         super().__init__(address, security, f"{task} at {address}")
         self.task = task
         self.link = link
+        self.traffic = traffic
         self._devices = None
         self._graphs = {}   # graph handle -> (session handle, fed tensor names, TransferOptions)
         self._stream = None
@@ -235,6 +237,10 @@ class _GraphCall:
             out.add(request.send.add(), name, step.feeds[name])
         if worker.link is not None and feeds:
             request.link_seconds = worker.link.sent(out.nbytes)
+        if worker.traffic is not None:
+            request.master_task = worker.traffic.events.task
+            if feeds:
+                worker.traffic.count(step.id, worker.task, sent=out.nbytes)
         self._request = out.frame(request)
         # The task decides the deadline (see GRACE_SECONDS): its answer, a result or its
         # DeadlineExceededError, comes before the transport gives up.
@@ -274,6 +280,9 @@ class _GraphCall:
                                            writable=True, reply=True)
             for tensor in response.recv:
                 step.fetched[int(tensor.name)] = self._incoming.value(tensor)
+            if self._worker.traffic is not None and response.recv:
+                self._worker.traffic.count(step.id, self._worker.task,
+                                           received=self._incoming.nbytes)
             if step.stats is not None:
                 step.stats.add_proto(response.step_stats)
             if step.sent is not None:
@@ -363,12 +372,14 @@ class _PushStream:
 class Peers:
     """A task's connections to the other tasks of its cluster, made on first use; `link`:
     the task's emulated link (emulation.Link), which every tensor it sends them goes
-    through; None: none."""
+    through; None: none. `traffic`: the task's traffic.Traffic, which counts every tensor
+    it sends them; None: not counted."""
 
-    def __init__(self, addresses, security, link=None):
+    def __init__(self, addresses, security, link=None, traffic=None):
         self._addresses = addresses   # task name -> "host:port"
         self._security = security
         self._link = link
+        self._traffic = traffic
         self._workers = {}
         self._lock = threading.Lock()
 
@@ -378,7 +389,8 @@ class Peers:
             worker = self._workers.get(task)
             if worker is None:
                 worker = self._workers[task] = RemoteWorker(task, self._addresses[task],
-                                                            self._security, self._link)
+                                                            self._security, self._link,
+                                                            self._traffic)
             return worker
 
     def push(self, step_id, tensors, options, on_error):
@@ -390,11 +402,17 @@ class Peers:
             by_task.setdefault(device.rpartition("/device:")[0], []).append((key, value))
         for task, batch in by_task.items():
             push = functools.partial(self._push, task, step_id, batch, options, on_error)
+            if self._link is None and self._traffic is None:
+                push(0.0)
+                continue
+            # counted here, as the step sends, though the batch may leave later
+            nbytes = sum(wire.tensor_nbytes(value, options.float_type) for _, value in batch)
+            if self._traffic is not None:
+                self._traffic.count(step_id, task, sent=nbytes)
             if self._link is None:
                 push(0.0)
             else:
-                self._link.send(sum(tensor_bytes(value, options.float_type)
-                                    for _, value in batch), push)
+                self._link.send(nbytes, push)
 
     def _push(self, task, step_id, batch, options, on_error, link_seconds):
         try:

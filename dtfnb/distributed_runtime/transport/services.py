@@ -81,6 +81,10 @@ class WorkerServicer:
         link = self._worker.conditions.link
         if link is not None and feeds:
             link.received(incoming.nbytes, request.link_seconds)
+        # the peer of feeds and fetches ("": a master that counts none, and none here)
+        traffic, master = self._worker.traffic, request.master_task
+        if feeds and master:
+            traffic.count(request.step_id, master, received=incoming.nbytes)
         stats = StepStatsCollector() if request.trace else None
         step = Step(request.timeout_in_ms, feeds, stats, step_id=request.step_id)
         step.copy_fetches = False  # encoding them copies anyway
@@ -90,6 +94,7 @@ class WorkerServicer:
             cancellation.started(step)
             self._worker.start_graph(request.graph_handle, step).wait()
         if step.error is not None:
+            traffic.publish(step.id, request.session_handle)
             raise step.error
         response = worker_pb2.RunGraphResponse(
             released=wire.released.take((context.peer_pid, request.peer.instance)))
@@ -99,6 +104,9 @@ class WorkerServicer:
             out.add(response.recv.add(), str(position), value)
         if link is not None and response.recv:
             response.link_seconds = link.sent(out.nbytes)
+        if response.recv and master:
+            traffic.count(step.id, master, sent=out.nbytes)
+        traffic.publish(step.id, request.session_handle)
         if stats is not None:
             stats.to_proto(response.step_stats)
         if step.sent is not None:
@@ -186,6 +194,9 @@ class _PushReceiver:
         shm.block_pool().give_back(self._peer_pid, push.released)
         incoming = wire.Incoming(payload, self._peer_pid)
         tensors = [(tensor.name, incoming.value(tensor)) for tensor in push.tensor]
+        if tensors:   # keys are "src device;dst device;tensor": the sender is the first's
+            sender = tensors[0][0].split(";", 1)[0].rpartition("/device:")[0]
+            self._worker.traffic.count(push.step_id, sender, received=incoming.nbytes)
         link = self._worker.conditions.link
         if link is None or not tensors:
             self._deliver(push.step_id, tensors)

@@ -21,6 +21,7 @@ from dtfnb.base.errors import InvalidArgumentError, ResourceExhaustedError
 from dtfnb.distributed_runtime.transport import shm, streams
 from dtfnb.protos import master_pb2, worker_pb2
 from dtfnb.runtime.frames import DEAD
+from dtfnb.runtime.step import tensor_bytes
 
 _LENGTH = struct.Struct("<I")
 
@@ -83,6 +84,14 @@ def unframe(data, header_type):
         raise InvalidArgumentError(None, None, f"Malformed {header_type.__name__}: {err}") \
             from None
     return header, view[end:]
+
+
+def tensor_nbytes(value, float_type=None):
+    """The bytes of `value` that `Outgoing.add` counts, without writing it: its data after
+    `float_type` (runtime.step.tensor_bytes), or a string tensor's TensorProto."""
+    if getattr(value, "dtype", None) is not None and value.dtype.kind in "OSU":
+        return tensor_to_proto(to_numpy(value), dtypes.string).ByteSize()
+    return tensor_bytes(value, float_type)
 
 
 class Outgoing:

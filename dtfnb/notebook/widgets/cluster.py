@@ -5,11 +5,12 @@ import time
 
 from dtfnb.notebook.launcher import LocalCluster
 from dtfnb.notebook.palette import colour, short
-from dtfnb.notebook.state import Tasks, step_timeline
+from dtfnb.notebook.state import Tasks, Traffic, step_timeline
 from dtfnb.notebook.widgets.base import EventWidget, escape, human_bytes, plural
 
 _ROW_HEIGHT, _LANE_GAP, _LABEL_WIDTH, _TIMELINE_WIDTH = 9, 5, 110, 640
 _LIVE = ("starting", "serving", "stopping")
+_GREY = ' style="color:#888"'
 
 
 def task_devices(cluster, task):
@@ -21,27 +22,31 @@ def task_devices(cluster, task):
 class ClusterView(EventWidget):
     """A table of the tasks: state, devices, the work each did (steps run as a master,
     graphs run: the RunGraph calls it served, as a ps serves every step's variables; the
-    tensor bytes it sent to other tasks), graphs per second and memory, from their
-    HealthEvents and, for a LocalCluster, its processes. A stopped task reads "stopped at
-    HH:MM" and shows no rates; a task with emulated conditions (a slower link, a slow
-    task: see LocalCluster) says them under its name, "emulated: 100 Mbit/s, 2 ms".
-    Below it, one timeline of the last traced step (`RunOptions(trace_level=FULL_TRACE)`)
-    across every task: a lane per device in its palette colour, and an arrow from each
-    _Send to its _Recv. `to_chrome_trace()` exports the same step for Perfetto or
-    chrome://tracing.
+    tensor bytes it sent to other tasks), the bytes it sent and received per step,
+    graphs per second and memory, from their HealthEvents and TrafficEvents and, for a
+    LocalCluster, its processes. A stopped task reads "stopped at HH:MM" and shows no
+    rates; a task with emulated conditions (a slower link, a slow task: see LocalCluster)
+    says them under its name, "emulated: 100 Mbit/s, 2 ms". Below it, the bytes per step
+    on each link, from each task (a row) to each other (a column): medians over the
+    latest steps (see state.Traffic), a stopped task's greyed. Then one timeline of the
+    last traced step (`RunOptions(trace_level=FULL_TRACE)`) across every task: a lane per
+    device in its palette colour, and an arrow from each _Send to its _Recv.
+    `to_chrome_trace()` exports the same step for Perfetto or chrome://tracing.
 
     `source`: a LocalCluster, a tf.train.Server, a tf.Session or a target.
     """
 
-    kinds = ("health", "step")
+    kinds = ("health", "step", "traffic")
 
     def __init__(self, source):
         self.cluster = source if isinstance(source, LocalCluster) else None
         self.tasks = Tasks()
+        self.traffic = Traffic()
         super().__init__(source)
 
     def _apply(self, event):
         self.tasks.apply(event)
+        self.traffic.apply(event)
 
     def to_chrome_trace(self):
         """The last traced step as Chrome trace JSON text: a process per task, a thread per
@@ -92,19 +97,23 @@ class ClusterView(EventWidget):
 
     def _draw(self):
         processes = {t.name: t for t in self.cluster.tasks} if self.cluster else {}
-        rows = []
+        rows, stopped = [], set()
         for name in self._task_names():
             health = self.tasks.health.get(name)
             task = processes.get(name)
             state, live = self._state(name, task)
+            if not live:
+                stopped.add(name)
             devices = "<br>".join(escape(d.rsplit("/", 1)[-1]) for d in
                                   task_devices(self.cluster, task)) if task else ""
-            numbers = [""] * 5
+            numbers = [""] * 3
             if health:
                 numbers = [str(health.steps_run), str(health.graphs_run),
                            human_bytes(health.bytes_sent)]
-                numbers += ([f"{health.steps_per_second:.1f}", human_bytes(health.resident_bytes)]
-                            if live else ["", ""])
+            per_step = self.traffic.per_step(name)
+            numbers += [_bytes(n) for n in per_step] if per_step else ["", ""]
+            numbers += ([f"{health.steps_per_second:.1f}", human_bytes(health.resident_bytes)]
+                        if health and live else ["", ""])
             emulated = self._emulated(name, task)
             label = f'<span style="color:{colour(name)}">&#9632;</span> {escape(name)}' + (
                 f'<br><small style="color:#888">emulated: {escape(emulated)}</small>'
@@ -117,8 +126,47 @@ class ClusterView(EventWidget):
                  '<th>state</th><th>devices</th><th title="steps run as a master">steps</th>'
                  '<th title="RunGraph calls served">graphs run</th>'
                  '<th title="tensor bytes sent to other tasks">sent</th>'
+                 '<th title="tensor bytes sent to other tasks per step it took part in">'
+                 'sent/step</th><th title="tensor bytes received from other tasks per step '
+                 'it took part in">received/step</th>'
                  f'<th>graphs/s</th><th>memory</th></tr>{"".join(rows)}</table>')
-        return table + timeline_svg(self.tasks.timeline())
+        return (table + links_table(self.traffic, self._task_names(), stopped)
+                + timeline_svg(self.tasks.timeline()))
+
+
+def _bytes(n):
+    return human_bytes(round(n))
+
+
+def links_table(traffic, names, stopped):
+    """The bytes per step on each link (a state.Traffic's), from each task (a row) to
+    each other (a column), for the tasks that moved any: `names` in their order, then
+    others; those in `stopped` greyed and marked so. "" before any traffic."""
+    moved = traffic.tasks()
+    tasks = [name for name in names if name in moved] + [t for t in moved if t not in names]
+    if not tasks:
+        return ""
+
+    def label(task, cell):
+        grey = task in stopped
+        text = f'<span style="color:{colour(task)}">&#9632;</span> {escape(short(task))}' + (
+            " (stopped)" if grey else "")
+        return f'<{cell}{_GREY if grey else ""}>{text}</{cell}>'
+
+    rows = []
+    for source in tasks:
+        cells = []
+        for destination in tasks:
+            nbytes = traffic.link(source, destination)
+            text = "&#8212;" if source == destination else _bytes(nbytes) if nbytes else ""
+            grey = source in stopped or destination in stopped
+            cells.append(f'<td{_GREY if grey else ""}>{text}</td>')
+        rows.append(f"<tr>{label(source, 'th')}{''.join(cells)}</tr>")
+    return ('<div style="font-size:12px;margin-top:6px">tensor bytes per step, from each '
+            'task (row) to each other (column): the median of the last '
+            f'{traffic.steps} steps that moved any</div>'
+            '<table class="dtfnb-links" style="font-size:12px"><tr><th>from \\ to</th>'
+            + "".join(label(task, "th") for task in tasks) + f'</tr>{"".join(rows)}</table>')
 
 
 def _state_html(state, live):
