@@ -233,6 +233,34 @@ def autopacked_lists_are_named_by_the_input_and_their_index(tf):
     return values, node_defs(tf.get_default_graph())
 
 
+def embedding_lookup_in_a_partitioned_table(tf):
+    """The table in 3 parts on 2 ps tasks: rows looked up by both strategies, the
+    gradient an IndexedSlices per part, and only the rows looked up trained."""
+    servers = cluster(tf, ps=2, workers=2)
+    table_value = np.arange(14, dtype=np.float32).reshape(7, 2)
+    with tf.device(tf.train.replica_device_setter(ps_tasks=2,
+                                                  worker_device="/job:worker/task:0")):
+        table = tf.get_variable("table", initializer=tf.constant(table_value),
+                                partitioner=tf.fixed_size_partitioner(3))
+        ids = tf.constant([6, 0, 3, 6], name="ids")
+        rows = {strategy: tf.nn.embedding_lookup(table, ids, partition_strategy=strategy,
+                                                 name=strategy)
+                for strategy in ("mod", "div")}
+        loss = tf.reduce_sum(rows["div"] ** 2, name="loss")
+        grads = tf.gradients(loss, list(table))
+        train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    with tf.Session(servers["worker"][1].target) as sess:
+        sess.run(tf.global_variables_initializer())
+        looked_up = sess.run(rows)
+        seen_grads = [[type(g).__name__, sess.run([g.indices, g.values])] for g in grads]
+        sess.run(train)
+        trained = sess.run(table.as_tensor())
+    return (looked_up, seen_grads, trained,
+            {op.name: op.device for op in tf.get_default_graph().get_operations()
+             if op.type in ("GatherV2", "Gather", "ScatterSub", "DynamicPartition",
+                            "ParallelDynamicStitch")})
+
+
 def optimizer_slots_of_parts(tf):
     """Slots are never partitioned themselves, but saved as slices like their parts."""
     seen = []
