@@ -249,3 +249,9 @@ def unknown_shape(rank=None):
 def scalar():
     """The shape of a scalar: rank 0."""
     return TensorShape([])
+
+
+def dims_string(shape):
+    """A concrete shape (a tuple of ints) as TensorFlow's kernels write it in messages:
+    [6,3]."""
+    return "[" + ",".join(str(d) for d in shape) + "]"

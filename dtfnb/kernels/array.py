@@ -12,6 +12,7 @@ import numpy as np
 
 from dtfnb.base.dtypes import resource
 from dtfnb.base.errors import InvalidArgumentError
+from dtfnb.base.shapes import dims_string
 from dtfnb.base.stacking import stack
 from dtfnb.kernels.allocation import check_output
 from dtfnb.kernels.math import host
@@ -21,9 +22,6 @@ from dtfnb.kernels.registry import register_kernel
 def _ints(value):
     return host(value).reshape(-1).tolist()
 
-
-def _dims(shape):
-    return "[" + ",".join(str(d) for d in shape) + "]"
 
 
 def _error(message):
@@ -62,8 +60,8 @@ def _concat_offset(ctx, step, axis, *shapes):
         if len(dims) != len(shapes[0]) or any(
                 d != d0 for j, (d, d0) in enumerate(zip(dims, shapes[0])) if j != axis):
             raise _error(f"All dimensions except {axis} must match. Input {i} has shape "
-                         f"{_dims(dims)} and doesn't match input 0 with shape "
-                         f"{_dims(shapes[0])}.")
+                         f"{dims_string(dims)} and doesn't match input 0 with shape "
+                         f"{dims_string(shapes[0])}.")
         offset = [0] * len(dims)
         offset[axis] = at
         offsets.append(ctx.xp.asarray(offset, dtype=_out_dtype(ctx, i)))
@@ -145,7 +143,8 @@ def _broadcast_gradient_args(ctx, step, s0, s1):
     r0, r1 = [], []
     for i, (x, y) in enumerate(zip(a, b)):
         if x != y and x != 1 and y != 1:
-            raise _error(f"Incompatible shapes: {_dims(host(s0))} vs. {_dims(host(s1))}")
+            raise _error(f"Incompatible shapes: {dims_string(host(s0))} vs. "
+                         f"{dims_string(host(s1))}")
         if x == 1 and y != 1:
             r0.append(i)
         elif y == 1 and x != 1:
@@ -175,7 +174,8 @@ def _pack(ctx, step, *values):
         for i, v in enumerate(values[1:], 1):
             if v.shape != first:
                 raise _error(f"Shapes of all inputs must match: values[0].shape = "
-                             f"{_dims(first)} != values[{i}].shape = {_dims(v.shape)}") from None
+                             f"{dims_string(first)} != values[{i}].shape = "
+                             f"{dims_string(v.shape)}") from None
         raise
 
 
@@ -184,7 +184,7 @@ def _unpack(ctx, step, x):
     axis = _axis(ctx.attrs["axis"], x.ndim)
     num = ctx.attrs["num"]
     if x.shape[axis] != num:
-        raise _error(f"Input shape axis {axis} must equal {num}, got shape {_dims(x.shape)}")
+        raise _error(f"Input shape axis {axis} must equal {num}, got shape {dims_string(x.shape)}")
     return tuple(ctx.xp.take(x, i, axis=axis) for i in range(num))
 
 
@@ -197,7 +197,7 @@ def _concat(ctx, step, *inputs):
         if v.ndim != len(first) or any(d != e for j, (d, e) in enumerate(zip(first, v.shape))
                                        if j != axis):
             raise _error("ConcatOp : Dimensions of inputs should match: shape[0] = "
-                         f"{_dims(first)} vs. shape[{i}] = {_dims(v.shape)}")
+                         f"{dims_string(first)} vs. shape[{i}] = {dims_string(v.shape)}")
     check_output(ctx, first[:axis] + (sum(v.shape[axis] for v in values),) + first[axis + 1:],
                  values[0].dtype)
     return ctx.xp.concatenate(values, axis=axis)
@@ -209,12 +209,13 @@ def _dynamic_partition(ctx, step, data, partitions):
     partitions = host(partitions)
     if data.shape[:partitions.ndim] != partitions.shape:
         raise _error("data.shape must start with partitions.shape, got data.shape = "
-                     f"{_dims(data.shape)}, partitions.shape = {_dims(partitions.shape)}")
+                     f"{dims_string(data.shape)}, partitions.shape = "
+                     f"{dims_string(partitions.shape)}")
     flat = partitions.reshape(-1)
     outside = np.flatnonzero((flat < 0) | (flat >= count))
     if outside.size:
         at = outside[0]
-        raise _error(f"partitions{_dims(np.unravel_index(at, partitions.shape))} = "
+        raise _error(f"partitions{dims_string(np.unravel_index(at, partitions.shape))} = "
                      f"{flat[at]} is not in [0, {count})")
     rows = data.reshape((flat.size,) + data.shape[partitions.ndim:])
     return tuple(rows[ctx.xp.asarray(flat == i)] for i in range(count))
@@ -225,8 +226,8 @@ def _dynamic_stitch(ctx, step, *args):
     indices, data = [host(i) for i in args[:n]], args[n:]
     for i, (index, values) in enumerate(zip(indices, data)):
         if values.shape[:index.ndim] != index.shape:
-            raise _error(f"data[{i}].shape = {_dims(values.shape)} does not start with "
-                         f"indices[{i}].shape = {_dims(index.shape)}")
+            raise _error(f"data[{i}].shape = {dims_string(values.shape)} does not start with "
+                         f"indices[{i}].shape = {dims_string(index.shape)}")
     element = data[0].shape[indices[0].ndim:]
     rows = max((int(index.max()) for index in indices if index.size), default=-1) + 1
     merged = ctx.xp.zeros((rows,) + element, data[0].dtype)
@@ -293,7 +294,7 @@ def _paddings(ctx, x, paddings):
     pads = host(paddings).reshape(-1, 2).astype(int)
     if len(pads) != x.ndim:
         raise _error(f"The first dimension of paddings must be the rank of inputs"
-                     f"[{len(pads)},2] {_dims(x.shape)}")
+                     f"[{len(pads)},2] {dims_string(x.shape)}")
     if (pads < 0).any():
         raise _error(f"Paddings must be non-negative: {pads.min()}")
     pads = [tuple(p) for p in pads.tolist()]
@@ -415,8 +416,9 @@ def _unsorted_segment_sum(ctx, step, data, ids, num_segments):
     xp = ctx.xp
     n = int(host(num_segments).reshape(()))
     if data.shape[:ids.ndim] != ids.shape:
-        raise _error(f"segment_ids.shape = {_dims(ids.shape)} is not a prefix of data.shape = "
-                     f"{_dims(data.shape)}")
+        raise _error(f"segment_ids.shape = {dims_string(ids.shape)} is not a prefix of "
+                     "data.shape = "
+                     f"{dims_string(data.shape)}")
     _check_indices(ids, n, "segment_ids")
     shape = (n,) + data.shape[ids.ndim:]
     check_output(ctx, shape, data.dtype)
@@ -509,11 +511,11 @@ def _where(ctx, step, cond):
 def _select(ctx, step, cond, x, y):
     if x.shape != y.shape:
         raise _error(f"'then' and 'else' must have the same size.  but received: "
-                     f"{_dims(x.shape)} vs. {_dims(y.shape)}")
+                     f"{dims_string(x.shape)} vs. {dims_string(y.shape)}")
     if cond.shape != x.shape:
         if cond.ndim != 1 or x.ndim < 1 or cond.shape[0] != x.shape[0]:
             raise _error("'cond' must be a vector or have the same shape as 'then': "
-                         f"{_dims(cond.shape)} vs. {_dims(x.shape)}")
+                         f"{dims_string(cond.shape)} vs. {dims_string(x.shape)}")
         cond = cond.reshape(cond.shape + (1,) * (x.ndim - 1))
     return ctx.xp.where(cond, x, y)
 
@@ -526,7 +528,7 @@ def _fill(ctx, step, dims, value):
     if min(dims, default=0) < 0:
         raise _error(f"dims must be non-negative: {dims}")
     if value.ndim:
-        raise _error(f"value must be a scalar, got shape {_dims(value.shape)}")
+        raise _error(f"value must be a scalar, got shape {dims_string(value.shape)}")
     check_output(ctx, dims, value.dtype)
     return ctx.xp.full(dims, value, dtype=value.dtype)
 
@@ -547,7 +549,8 @@ def _broadcast_to(ctx, step, x, shape):
     try:
         view = ctx.xp.broadcast_to(x, dims)
     except ValueError:
-        raise _error(f"Incompatible shapes: {_dims(x.shape)} vs. {_dims(dims)}") from None
+        raise _error(f"Incompatible shapes: {dims_string(x.shape)} vs. "
+                     f"{dims_string(dims)}") from None
     check_output(ctx, dims, x.dtype)  # the view takes no memory, but TensorFlow's output does
     return view
 

@@ -32,7 +32,7 @@ from dtfnb.base.errors import (
     PermissionDeniedError,
     UnknownError,
 )
-from dtfnb.base.shapes import TensorShape
+from dtfnb.base.shapes import TensorShape, dims_string
 from dtfnb.kernels.registry import register_kernel
 from dtfnb.protos import checkpoint_pb2
 from dtfnb.resources.variable import value_of
@@ -108,8 +108,8 @@ def write_shard(prefix, shard, num_shards, names, specs, values, value_dtypes):
             full_shape, start, size = _parse_spec(name, spec)
             if list(array.shape) != size:
                 raise InvalidArgumentError(None, None, f"tensor_name = {name}; the slice "
-                                           f"{spec} is {_dims(size)} but the tensor is "
-                                           f"{_dims(array.shape)}")
+                                           f"{spec} is {dims_string(size)} but the tensor is "
+                                           f"{dims_string(array.shape)}")
             entry.shape.CopyFrom(TensorShape(full_shape).as_proto())
             entry.slices.add(start=start, size=size, **where)
         else:
@@ -212,8 +212,8 @@ def read_tensors(prefix, index, names, specs, expected_dtypes):
             if full_shape != shape:
                 raise InvalidArgumentError(
                     None, None, f"tensor_name = {name}; shape in shape_and_slice spec "
-                    f"{_dims(full_shape)} does not match the shape stored in checkpoint: "
-                    f"{_dims(shape)}")
+                    f"{dims_string(full_shape)} does not match the shape stored in checkpoint: "
+                    f"{dims_string(shape)}")
         saved = entry.slices or [checkpoint_pb2.SavedSlice(
             start=[0] * len(shape), size=shape, shard=entry.shard, offset=entry.offset,
             length=entry.length, crc32=entry.crc32)]
@@ -264,9 +264,6 @@ def _box_index(start, size, origin):
     """The numpy index of box (start, size) in an array whose [0, ...] is at `origin`."""
     return tuple(slice(s - o, s - o + n) for s, n, o in zip(start, size, origin))
 
-
-def _dims(shape):
-    return "[" + ",".join(str(d) for d in shape) + "]"
 
 
 # -- kernels --------------------------------------------------------------------------

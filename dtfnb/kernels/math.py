@@ -8,6 +8,7 @@ give inf/nan silently as in TensorFlow (the executor runs kernels under
 import numpy as np
 
 from dtfnb.base.errors import InvalidArgumentError
+from dtfnb.base.shapes import dims_string
 from dtfnb.kernels.allocation import check_output
 from dtfnb.kernels.registry import register_kernel
 
@@ -37,15 +38,13 @@ def _elementwise(op_type, fn):
         except ValueError:
             if len(inputs) == 2 and inputs[0].shape != inputs[1].shape:
                 raise InvalidArgumentError(None, None, "Incompatible shapes: "
-                                           f"{_dims(inputs[0])} vs. {_dims(inputs[1])}") from None
+                                           f"{dims_string(inputs[0].shape)} vs. "
+                                           f"{dims_string(inputs[1].shape)}") from None
             raise
 
     kernel.__name__ = f"_{op_type.lower()}"
     return kernel
 
-
-def _dims(array):
-    return "[" + ",".join(str(d) for d in array.shape) + "]"
 
 
 def _check_int_divisor(y):
@@ -135,7 +134,8 @@ def _add_n(ctx, step, *inputs):
         if value.shape != inputs[0].shape:
             raise InvalidArgumentError(
                 None, None, f"Inputs to operation {ctx.name} of type AddN must have the same "
-                f"size and shape.  Input 0: {_dims(inputs[0])} != input {i}: {_dims(value)}")
+                f"size and shape.  Input 0: {dims_string(inputs[0].shape)} != input {i}: "
+                f"{dims_string(value.shape)}")
     total = inputs[0]
     for value in inputs[1:]:
         total = total + value  # a new array each time: inputs stay untouched

@@ -10,12 +10,9 @@ from google.protobuf.message import DecodeError
 
 from dtfnb.base import codec
 from dtfnb.base.errors import InvalidArgumentError
+from dtfnb.base.shapes import dims_string
 from dtfnb.kernels.registry import register_kernel
 from dtfnb.protos.summary_pb2 import HistogramProto, Summary
-
-
-def _dims(shape):
-    return "[" + ",".join(str(d) for d in shape) + "]"
 
 
 def _serialized(values):
@@ -37,8 +34,8 @@ def _scalar_summary(ctx, step, tags, values):
     tags, values = np.asarray(tags, dtype=object), np.asarray(values)
     if tags.shape != values.shape:
         single = f" (tag '{tags.reshape(-1)[0].decode()}')" if tags.size == 1 else ""
-        raise _invalid(f"tags and values are not the same shape: {_dims(tags.shape)} != "
-                       f"{_dims(values.shape)}{single}")
+        raise _invalid(f"tags and values are not the same shape: {dims_string(tags.shape)} != "
+                       f"{dims_string(values.shape)}{single}")
     return _serialized([Summary.Value(tag=tag.decode(), simple_value=float(value))
                         for tag, value in zip(tags.reshape(-1), values.reshape(-1))])
 
@@ -137,7 +134,8 @@ def _uint8_image(image, bad_color):
 @register_kernel("ImageSummary", device="CPU")
 def _image_summary(ctx, step, tag, tensor):
     if tensor.ndim != 4 or tensor.shape[3] not in (1, 3, 4):
-        raise _invalid(f"Tensor must be 4-D with last dim 1, 3, or 4, not {_dims(tensor.shape)}")
+        raise _invalid("Tensor must be 4-D with last dim 1, 3, or 4, not "
+                       f"{dims_string(tensor.shape)}")
     batch, height, width, depth = tensor.shape
     if height * width == 0:
         raise _invalid(f"input tensor must have non-zero dims. Found: [{batch}, {height}, "
@@ -177,7 +175,7 @@ def _wav(samples, sample_rate):
 @register_kernel("AudioSummaryV2", device="CPU")
 def _audio_summary(ctx, step, tag, tensor, sample_rate):
     if tensor.ndim not in (2, 3):
-        raise _invalid(f"Tensor must be 3-D or 2-D, got: {_dims(tensor.shape)}")
+        raise _invalid(f"Tensor must be 3-D or 2-D, got: {dims_string(tensor.shape)}")
     sample_rate = np.float32(sample_rate)
     if not sample_rate > 0:
         raise _invalid("sample_rate must be > 0")

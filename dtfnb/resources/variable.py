@@ -7,6 +7,7 @@ earlier in a step (or fetched) stays what it was.
 import threading
 
 from dtfnb.base.errors import FailedPreconditionError, InvalidArgumentError
+from dtfnb.base.shapes import dims_string
 
 
 class VariableResource:
@@ -54,7 +55,7 @@ class VariableResource:
         if validate_shape and self.shape is not None and tuple(value.shape) != self.shape:
             raise InvalidArgumentError(
                 None, None, "Assign requires shapes of both tensors to match. "
-                f"lhs shape= {_dims(self.shape)} rhs shape= {_dims(value.shape)}")
+                f"lhs shape= {dims_string(self.shape)} rhs shape= {dims_string(value.shape)}")
         self.value = value
 
     def update(self, fn):
@@ -68,7 +69,3 @@ def value_of(value):
     """Dereferences a ref (a VariableResource) to its current value; passes others through."""
     return value.read() if isinstance(value, VariableResource) else value
 
-
-def _dims(shape):
-    """A shape as TensorFlow's kernels write it: [6,3]."""
-    return "[" + ",".join(str(d) for d in shape) + "]"
