@@ -7,6 +7,7 @@ TensorFlow's: code that uses them does not run on TensorFlow.
 in `ConfigProto`, which is a proto; docs/differences.md lists every one.)
 """
 
+from dtfnb.train.collective_all_reduce import CollectiveAllReduceOptimizer
 from dtfnb.train.staleness import StalenessAwareOptimizer
 
-__all__ = ["StalenessAwareOptimizer"]
+__all__ = ["CollectiveAllReduceOptimizer", "StalenessAwareOptimizer"]

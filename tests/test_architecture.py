@@ -61,7 +61,8 @@ LAYERS = {
     "runtime": (
         "`place()` and `partition()` as pure functions, Executor (pending counts, one "
         "inter-op pool per device; the first error aborts the step), rendezvous, devices, "
-        "step stats, the task's event log",
+        "step stats, the task's event log, collectives (groups and the ring of collective "
+        "ops)",
         {"base", "runtime", "kernels", "resources", "protos"}),
     "kernels": (
         "`@register_kernel(\"MatMul\", device=\"CPU\")`, one file per op family; `ctx.xp` "

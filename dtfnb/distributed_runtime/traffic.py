@@ -51,6 +51,19 @@ class Traffic:
                 link[0] += sent
                 link[1] += received
 
+    def move(self, step_ids, step_id):
+        """Counts what was counted under `step_ids` (a collective's executions) as step
+        `step_id`'s, which ran them."""
+        with self._lock:
+            links = self._steps.setdefault(step_id, {})
+            for moved in [self._steps.pop(i) for i in step_ids if i in self._steps]:
+                for peer, (sent, received) in moved.items():
+                    link = links.setdefault(peer, [0, 0])
+                    link[0] += sent
+                    link[1] += received
+            if not links:
+                del self._steps[step_id]
+
     def publish(self, step_id, session_handle):
         """Ends step `step_id` here: publishes what it moved (a TrafficEvent) if it moved
         anything and someone watches, and forgets it."""

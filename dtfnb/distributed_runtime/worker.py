@@ -16,6 +16,7 @@ from dtfnb.distributed_runtime.collector import IdleCollector
 from dtfnb.distributed_runtime.emulation import Conditions
 from dtfnb.distributed_runtime.interfaces import WorkerInterface
 from dtfnb.runtime import blas
+from dtfnb.runtime.collectives import JOIN_STEP_ID, Collectives
 from dtfnb.runtime.executor import Executor, SessionState
 from dtfnb.runtime.functions import FunctionLibrary
 from dtfnb.runtime.rendezvous import RendezvousTable
@@ -144,6 +145,11 @@ class Worker(WorkerInterface):
         self._sessions = weakref.WeakValueDictionary()
         self._peers = peers
         self._rendezvous = RendezvousTable() if peers is not None else None
+        self.collectives = Collectives(
+            self.task, self._rendezvous or RendezvousTable(), peers,
+            peers.tasks if peers is not None else (), traffic, TransferOptions())
+        for device in devices:
+            device.collectives = self.collectives
         self._running = {}
         self._lock = threading.Lock()
         self._collector = IdleCollector(self._graphs, self._lock, graph_gc_seconds,
@@ -246,8 +252,12 @@ class Worker(WorkerInterface):
         self._peers.push(step_id, tensors, options, on_error)
 
     def deliver(self, step_id, key, value):
-        """A tensor another task sent to one of this task's devices."""
-        self._rendezvous.deliver(step_id, key, value)
+        """A tensor another task sent to one of this task's devices, or a member it
+        announced to the groups of collective ops."""
+        if step_id == JOIN_STEP_ID:
+            self.collectives.joined(key, value)
+        else:
+            self._rendezvous.deliver(step_id, key, value)
 
     def cleanup_step(self, step_id, graph_handle, error):
         """Its master saw the step fail: aborts what runs of it here, or, before it starts,

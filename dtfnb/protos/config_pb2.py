@@ -26,7 +26,7 @@ from dtfnb.protos import graph_pb2 as dtfnb_dot_protos_dot_graph__pb2
 from dtfnb.protos import tensor_pb2 as dtfnb_dot_protos_dot_tensor__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x64tfnb/protos/config.proto\x12\x05\x64tfnb\x1a\x18\x64tfnb/protos/graph.proto\x1a\x19\x64tfnb/protos/tensor.proto\"h\n\nGPUOptions\x12\'\n\x1fper_process_gpu_memory_fraction\x18\x01 \x01(\x01\x12\x14\n\x0c\x61llow_growth\x18\x04 \x01(\x08\x12\x1b\n\x13visible_device_list\x18\x05 \x01(\t\"\xd3\x01\n\x0cGraphOptions\x12\x1e\n\x16\x65nable_recv_scheduling\x18\x02 \x01(\x08\x12\x18\n\x10\x62uild_cost_model\x18\x04 \x01(\x03\x12\x1e\n\x16\x62uild_cost_model_after\x18\t \x01(\x03\x12\x14\n\x0cinfer_shapes\x18\x05 \x01(\x08\x12\x1a\n\x12place_pruned_graph\x18\x06 \x01(\x08\x12 \n\x18\x65nable_bfloat16_sendrecv\x18\x07 \x01(\x08\x12\x15\n\rtimeline_step\x18\x08 \x01(\x05\"A\n\x15ThreadPoolOptionProto\x12\x13\n\x0bnum_threads\x18\x01 \x01(\x05\x12\x13\n\x0bglobal_name\x18\x02 \x01(\t\"\xda\x04\n\x0b\x43onfigProto\x12\x39\n\x0c\x64\x65vice_count\x18\x01 \x03(\x0b\x32#.dtfnb.ConfigProto.DeviceCountEntry\x12$\n\x1cintra_op_parallelism_threads\x18\x02 \x01(\x05\x12$\n\x1cinter_op_parallelism_threads\x18\x05 \x01(\x05\x12\x1f\n\x17use_per_session_threads\x18\t \x01(\x08\x12&\n\x0bgpu_options\x18\x06 \x01(\x0b\x32\x11.dtfnb.GPUOptions\x12\x1c\n\x14\x61llow_soft_placement\x18\x07 \x01(\x08\x12\x1c\n\x14log_device_placement\x18\x08 \x01(\x08\x12\x16\n\x0e\x64\x65vice_filters\x18\x04 \x03(\t\x12*\n\rgraph_options\x18\n \x01(\x0b\x32\x13.dtfnb.GraphOptions\x12\x1f\n\x17operation_timeout_in_ms\x18\x0b \x01(\x03\x12\x42\n\x1csession_inter_op_thread_pool\x18\x0c \x03(\x0b\x32\x1c.dtfnb.ThreadPoolOptionProto\x12\x15\n\remulated_gpus\x18\x64 \x01(\x05\x12,\n\x13transfer_float_type\x18\x65 \x01(\x0e\x32\x0f.dtfnb.DataType\x12\x1d\n\x15\x64isable_shared_memory\x18\x66 \x01(\x08\x1a\x32\n\x10\x44\x65viceCountEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x05:\x02\x38\x01\"\xe9\x01\n\nRunOptions\x12\x31\n\x0btrace_level\x18\x01 \x01(\x0e\x32\x1c.dtfnb.RunOptions.TraceLevel\x12\x15\n\rtimeout_in_ms\x18\x02 \x01(\x03\x12\x1c\n\x14inter_op_thread_pool\x18\x03 \x01(\x05\x12\x1f\n\x17output_partition_graphs\x18\x05 \x01(\x08\"R\n\nTraceLevel\x12\x0c\n\x08NO_TRACE\x10\x00\x12\x12\n\x0eSOFTWARE_TRACE\x10\x01\x12\x12\n\x0eHARDWARE_TRACE\x10\x02\x12\x0e\n\nFULL_TRACE\x10\x03\"\xe8\x02\n\x0f\x43\x61llableOptions\x12\x0c\n\x04\x66\x65\x65\x64\x18\x01 \x03(\t\x12\r\n\x05\x66\x65tch\x18\x02 \x03(\t\x12\x0e\n\x06target\x18\x03 \x03(\t\x12&\n\x0brun_options\x18\x04 \x01(\x0b\x32\x11.dtfnb.RunOptions\x12=\n\x0c\x66\x65\x65\x64_devices\x18\x06 \x03(\x0b\x32\'.dtfnb.CallableOptions.FeedDevicesEntry\x12?\n\rfetch_devices\x18\x07 \x03(\x0b\x32(.dtfnb.CallableOptions.FetchDevicesEntry\x12\x17\n\x0f\x66\x65tch_skip_sync\x18\x08 \x01(\x08\x1a\x32\n\x10\x46\x65\x65\x64\x44\x65vicesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x33\n\x11\x46\x65tchDevicesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"0\n\x15\x41llocationDescription\x12\x17\n\x0frequested_bytes\x18\x01 \x01(\x03\"\x99\x01\n\x11TensorDescription\x12\x1e\n\x05\x64type\x18\x01 \x01(\x0e\x32\x0f.dtfnb.DataType\x12&\n\x05shape\x18\x02 \x01(\x0b\x32\x17.dtfnb.TensorShapeProto\x12<\n\x16\x61llocation_description\x18\x04 \x01(\x0b\x32\x1c.dtfnb.AllocationDescription\"P\n\nNodeOutput\x12\x0c\n\x04slot\x18\x01 \x01(\x05\x12\x34\n\x12tensor_description\x18\x03 \x01(\x0b\x32\x18.dtfnb.TensorDescription\"V\n\x13\x41llocatorMemoryUsed\x12\x16\n\x0e\x61llocator_name\x18\x01 \x01(\t\x12\x13\n\x0btotal_bytes\x18\x02 \x01(\x03\x12\x12\n\npeak_bytes\x18\x03 \x01(\x03\"\x8a\x02\n\rNodeExecStats\x12\x11\n\tnode_name\x18\x01 \x01(\t\x12\x18\n\x10\x61ll_start_micros\x18\x02 \x01(\x03\x12\x1b\n\x13op_start_rel_micros\x18\x03 \x01(\x03\x12\x19\n\x11op_end_rel_micros\x18\x04 \x01(\x03\x12\x1a\n\x12\x61ll_end_rel_micros\x18\x05 \x01(\x03\x12*\n\x06memory\x18\x06 \x03(\x0b\x32\x1a.dtfnb.AllocatorMemoryUsed\x12!\n\x06output\x18\x07 \x03(\x0b\x32\x11.dtfnb.NodeOutput\x12\x16\n\x0etimeline_label\x18\x08 \x01(\t\x12\x11\n\tthread_id\x18\n \x01(\r\"K\n\x0f\x44\x65viceStepStats\x12\x0e\n\x06\x64\x65vice\x18\x01 \x01(\t\x12(\n\nnode_stats\x18\x02 \x03(\x0b\x32\x14.dtfnb.NodeExecStats\"6\n\tStepStats\x12)\n\tdev_stats\x18\x01 \x03(\x0b\x32\x16.dtfnb.DeviceStepStats\"\xd5\x03\n\x0c\x43ostGraphDef\x12&\n\x04node\x18\x01 \x03(\x0b\x32\x18.dtfnb.CostGraphDef.Node\x1a\x9c\x03\n\x04Node\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06\x64\x65vice\x18\x02 \x01(\t\x12\n\n\x02id\x18\x03 \x01(\x05\x12\x36\n\ninput_info\x18\x04 \x03(\x0b\x32\".dtfnb.CostGraphDef.Node.InputInfo\x12\x38\n\x0boutput_info\x18\x05 \x03(\x0b\x32#.dtfnb.CostGraphDef.Node.OutputInfo\x12\x10\n\x08is_final\x18\x07 \x01(\x08\x12\x15\n\rcontrol_input\x18\x08 \x03(\x05\x12\x14\n\x0c\x63ompute_cost\x18\t \x01(\x03\x1a;\n\tInputInfo\x12\x16\n\x0epreceding_node\x18\x01 \x01(\x05\x12\x16\n\x0epreceding_port\x18\x02 \x01(\x05\x1a|\n\nOutputInfo\x12\x0c\n\x04size\x18\x01 \x01(\x03\x12\x18\n\x10\x61lias_input_port\x18\x02 \x01(\x03\x12&\n\x05shape\x18\x03 \x01(\x0b\x32\x17.dtfnb.TensorShapeProto\x12\x1e\n\x05\x64type\x18\x04 \x01(\x0e\x32\x0f.dtfnb.DataType\"\x87\x01\n\x0bRunMetadata\x12$\n\nstep_stats\x18\x01 \x01(\x0b\x32\x10.dtfnb.StepStats\x12\'\n\ncost_graph\x18\x02 \x01(\x0b\x32\x13.dtfnb.CostGraphDef\x12)\n\x10partition_graphs\x18\x03 \x03(\x0b\x32\x0f.dtfnb.GraphDefb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x64tfnb/protos/config.proto\x12\x05\x64tfnb\x1a\x18\x64tfnb/protos/graph.proto\x1a\x19\x64tfnb/protos/tensor.proto\"h\n\nGPUOptions\x12\'\n\x1fper_process_gpu_memory_fraction\x18\x01 \x01(\x01\x12\x14\n\x0c\x61llow_growth\x18\x04 \x01(\x08\x12\x1b\n\x13visible_device_list\x18\x05 \x01(\t\"\xd3\x01\n\x0cGraphOptions\x12\x1e\n\x16\x65nable_recv_scheduling\x18\x02 \x01(\x08\x12\x18\n\x10\x62uild_cost_model\x18\x04 \x01(\x03\x12\x1e\n\x16\x62uild_cost_model_after\x18\t \x01(\x03\x12\x14\n\x0cinfer_shapes\x18\x05 \x01(\x08\x12\x1a\n\x12place_pruned_graph\x18\x06 \x01(\x08\x12 \n\x18\x65nable_bfloat16_sendrecv\x18\x07 \x01(\x08\x12\x15\n\rtimeline_step\x18\x08 \x01(\x05\"A\n\x15ThreadPoolOptionProto\x12\x13\n\x0bnum_threads\x18\x01 \x01(\x05\x12\x13\n\x0bglobal_name\x18\x02 \x01(\t\"\xc2\x05\n\x0b\x43onfigProto\x12\x39\n\x0c\x64\x65vice_count\x18\x01 \x03(\x0b\x32#.dtfnb.ConfigProto.DeviceCountEntry\x12$\n\x1cintra_op_parallelism_threads\x18\x02 \x01(\x05\x12$\n\x1cinter_op_parallelism_threads\x18\x05 \x01(\x05\x12\x1f\n\x17use_per_session_threads\x18\t \x01(\x08\x12&\n\x0bgpu_options\x18\x06 \x01(\x0b\x32\x11.dtfnb.GPUOptions\x12\x1c\n\x14\x61llow_soft_placement\x18\x07 \x01(\x08\x12\x1c\n\x14log_device_placement\x18\x08 \x01(\x08\x12\x16\n\x0e\x64\x65vice_filters\x18\x04 \x03(\t\x12*\n\rgraph_options\x18\n \x01(\x0b\x32\x13.dtfnb.GraphOptions\x12\x1f\n\x17operation_timeout_in_ms\x18\x0b \x01(\x03\x12\x42\n\x1csession_inter_op_thread_pool\x18\x0c \x03(\x0b\x32\x1c.dtfnb.ThreadPoolOptionProto\x12\x35\n\x0c\x65xperimental\x18\x10 \x01(\x0b\x32\x1f.dtfnb.ConfigProto.Experimental\x12\x15\n\remulated_gpus\x18\x64 \x01(\x05\x12,\n\x13transfer_float_type\x18\x65 \x01(\x0e\x32\x0f.dtfnb.DataType\x12\x1d\n\x15\x64isable_shared_memory\x18\x66 \x01(\x08\x1a\x32\n\x10\x44\x65viceCountEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x05:\x02\x38\x01\x1a/\n\x0c\x45xperimental\x12\x1f\n\x17\x63ollective_group_leader\x18\x01 \x01(\t\"\xe9\x01\n\nRunOptions\x12\x31\n\x0btrace_level\x18\x01 \x01(\x0e\x32\x1c.dtfnb.RunOptions.TraceLevel\x12\x15\n\rtimeout_in_ms\x18\x02 \x01(\x03\x12\x1c\n\x14inter_op_thread_pool\x18\x03 \x01(\x05\x12\x1f\n\x17output_partition_graphs\x18\x05 \x01(\x08\"R\n\nTraceLevel\x12\x0c\n\x08NO_TRACE\x10\x00\x12\x12\n\x0eSOFTWARE_TRACE\x10\x01\x12\x12\n\x0eHARDWARE_TRACE\x10\x02\x12\x0e\n\nFULL_TRACE\x10\x03\"\xe8\x02\n\x0f\x43\x61llableOptions\x12\x0c\n\x04\x66\x65\x65\x64\x18\x01 \x03(\t\x12\r\n\x05\x66\x65tch\x18\x02 \x03(\t\x12\x0e\n\x06target\x18\x03 \x03(\t\x12&\n\x0brun_options\x18\x04 \x01(\x0b\x32\x11.dtfnb.RunOptions\x12=\n\x0c\x66\x65\x65\x64_devices\x18\x06 \x03(\x0b\x32\'.dtfnb.CallableOptions.FeedDevicesEntry\x12?\n\rfetch_devices\x18\x07 \x03(\x0b\x32(.dtfnb.CallableOptions.FetchDevicesEntry\x12\x17\n\x0f\x66\x65tch_skip_sync\x18\x08 \x01(\x08\x1a\x32\n\x10\x46\x65\x65\x64\x44\x65vicesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x33\n\x11\x46\x65tchDevicesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"0\n\x15\x41llocationDescription\x12\x17\n\x0frequested_bytes\x18\x01 \x01(\x03\"\x99\x01\n\x11TensorDescription\x12\x1e\n\x05\x64type\x18\x01 \x01(\x0e\x32\x0f.dtfnb.DataType\x12&\n\x05shape\x18\x02 \x01(\x0b\x32\x17.dtfnb.TensorShapeProto\x12<\n\x16\x61llocation_description\x18\x04 \x01(\x0b\x32\x1c.dtfnb.AllocationDescription\"P\n\nNodeOutput\x12\x0c\n\x04slot\x18\x01 \x01(\x05\x12\x34\n\x12tensor_description\x18\x03 \x01(\x0b\x32\x18.dtfnb.TensorDescription\"V\n\x13\x41llocatorMemoryUsed\x12\x16\n\x0e\x61llocator_name\x18\x01 \x01(\t\x12\x13\n\x0btotal_bytes\x18\x02 \x01(\x03\x12\x12\n\npeak_bytes\x18\x03 \x01(\x03\"\x8a\x02\n\rNodeExecStats\x12\x11\n\tnode_name\x18\x01 \x01(\t\x12\x18\n\x10\x61ll_start_micros\x18\x02 \x01(\x03\x12\x1b\n\x13op_start_rel_micros\x18\x03 \x01(\x03\x12\x19\n\x11op_end_rel_micros\x18\x04 \x01(\x03\x12\x1a\n\x12\x61ll_end_rel_micros\x18\x05 \x01(\x03\x12*\n\x06memory\x18\x06 \x03(\x0b\x32\x1a.dtfnb.AllocatorMemoryUsed\x12!\n\x06output\x18\x07 \x03(\x0b\x32\x11.dtfnb.NodeOutput\x12\x16\n\x0etimeline_label\x18\x08 \x01(\t\x12\x11\n\tthread_id\x18\n \x01(\r\"K\n\x0f\x44\x65viceStepStats\x12\x0e\n\x06\x64\x65vice\x18\x01 \x01(\t\x12(\n\nnode_stats\x18\x02 \x03(\x0b\x32\x14.dtfnb.NodeExecStats\"6\n\tStepStats\x12)\n\tdev_stats\x18\x01 \x03(\x0b\x32\x16.dtfnb.DeviceStepStats\"\xd5\x03\n\x0c\x43ostGraphDef\x12&\n\x04node\x18\x01 \x03(\x0b\x32\x18.dtfnb.CostGraphDef.Node\x1a\x9c\x03\n\x04Node\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06\x64\x65vice\x18\x02 \x01(\t\x12\n\n\x02id\x18\x03 \x01(\x05\x12\x36\n\ninput_info\x18\x04 \x03(\x0b\x32\".dtfnb.CostGraphDef.Node.InputInfo\x12\x38\n\x0boutput_info\x18\x05 \x03(\x0b\x32#.dtfnb.CostGraphDef.Node.OutputInfo\x12\x10\n\x08is_final\x18\x07 \x01(\x08\x12\x15\n\rcontrol_input\x18\x08 \x03(\x05\x12\x14\n\x0c\x63ompute_cost\x18\t \x01(\x03\x1a;\n\tInputInfo\x12\x16\n\x0epreceding_node\x18\x01 \x01(\x05\x12\x16\n\x0epreceding_port\x18\x02 \x01(\x05\x1a|\n\nOutputInfo\x12\x0c\n\x04size\x18\x01 \x01(\x03\x12\x18\n\x10\x61lias_input_port\x18\x02 \x01(\x03\x12&\n\x05shape\x18\x03 \x01(\x0b\x32\x17.dtfnb.TensorShapeProto\x12\x1e\n\x05\x64type\x18\x04 \x01(\x0e\x32\x0f.dtfnb.DataType\"\x87\x01\n\x0bRunMetadata\x12$\n\nstep_stats\x18\x01 \x01(\x0b\x32\x10.dtfnb.StepStats\x12\'\n\ncost_graph\x18\x02 \x01(\x0b\x32\x13.dtfnb.CostGraphDef\x12)\n\x10partition_graphs\x18\x03 \x03(\x0b\x32\x0f.dtfnb.GraphDefb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -46,41 +46,43 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_THREADPOOLOPTIONPROTO']._serialized_start=409
   _globals['_THREADPOOLOPTIONPROTO']._serialized_end=474
   _globals['_CONFIGPROTO']._serialized_start=477
-  _globals['_CONFIGPROTO']._serialized_end=1079
-  _globals['_CONFIGPROTO_DEVICECOUNTENTRY']._serialized_start=1029
-  _globals['_CONFIGPROTO_DEVICECOUNTENTRY']._serialized_end=1079
-  _globals['_RUNOPTIONS']._serialized_start=1082
-  _globals['_RUNOPTIONS']._serialized_end=1315
-  _globals['_RUNOPTIONS_TRACELEVEL']._serialized_start=1233
-  _globals['_RUNOPTIONS_TRACELEVEL']._serialized_end=1315
-  _globals['_CALLABLEOPTIONS']._serialized_start=1318
-  _globals['_CALLABLEOPTIONS']._serialized_end=1678
-  _globals['_CALLABLEOPTIONS_FEEDDEVICESENTRY']._serialized_start=1575
-  _globals['_CALLABLEOPTIONS_FEEDDEVICESENTRY']._serialized_end=1625
-  _globals['_CALLABLEOPTIONS_FETCHDEVICESENTRY']._serialized_start=1627
-  _globals['_CALLABLEOPTIONS_FETCHDEVICESENTRY']._serialized_end=1678
-  _globals['_ALLOCATIONDESCRIPTION']._serialized_start=1680
-  _globals['_ALLOCATIONDESCRIPTION']._serialized_end=1728
-  _globals['_TENSORDESCRIPTION']._serialized_start=1731
-  _globals['_TENSORDESCRIPTION']._serialized_end=1884
-  _globals['_NODEOUTPUT']._serialized_start=1886
-  _globals['_NODEOUTPUT']._serialized_end=1966
-  _globals['_ALLOCATORMEMORYUSED']._serialized_start=1968
-  _globals['_ALLOCATORMEMORYUSED']._serialized_end=2054
-  _globals['_NODEEXECSTATS']._serialized_start=2057
-  _globals['_NODEEXECSTATS']._serialized_end=2323
-  _globals['_DEVICESTEPSTATS']._serialized_start=2325
-  _globals['_DEVICESTEPSTATS']._serialized_end=2400
-  _globals['_STEPSTATS']._serialized_start=2402
-  _globals['_STEPSTATS']._serialized_end=2456
-  _globals['_COSTGRAPHDEF']._serialized_start=2459
-  _globals['_COSTGRAPHDEF']._serialized_end=2928
-  _globals['_COSTGRAPHDEF_NODE']._serialized_start=2516
-  _globals['_COSTGRAPHDEF_NODE']._serialized_end=2928
-  _globals['_COSTGRAPHDEF_NODE_INPUTINFO']._serialized_start=2743
-  _globals['_COSTGRAPHDEF_NODE_INPUTINFO']._serialized_end=2802
-  _globals['_COSTGRAPHDEF_NODE_OUTPUTINFO']._serialized_start=2804
-  _globals['_COSTGRAPHDEF_NODE_OUTPUTINFO']._serialized_end=2928
-  _globals['_RUNMETADATA']._serialized_start=2931
-  _globals['_RUNMETADATA']._serialized_end=3066
+  _globals['_CONFIGPROTO']._serialized_end=1183
+  _globals['_CONFIGPROTO_DEVICECOUNTENTRY']._serialized_start=1084
+  _globals['_CONFIGPROTO_DEVICECOUNTENTRY']._serialized_end=1134
+  _globals['_CONFIGPROTO_EXPERIMENTAL']._serialized_start=1136
+  _globals['_CONFIGPROTO_EXPERIMENTAL']._serialized_end=1183
+  _globals['_RUNOPTIONS']._serialized_start=1186
+  _globals['_RUNOPTIONS']._serialized_end=1419
+  _globals['_RUNOPTIONS_TRACELEVEL']._serialized_start=1337
+  _globals['_RUNOPTIONS_TRACELEVEL']._serialized_end=1419
+  _globals['_CALLABLEOPTIONS']._serialized_start=1422
+  _globals['_CALLABLEOPTIONS']._serialized_end=1782
+  _globals['_CALLABLEOPTIONS_FEEDDEVICESENTRY']._serialized_start=1679
+  _globals['_CALLABLEOPTIONS_FEEDDEVICESENTRY']._serialized_end=1729
+  _globals['_CALLABLEOPTIONS_FETCHDEVICESENTRY']._serialized_start=1731
+  _globals['_CALLABLEOPTIONS_FETCHDEVICESENTRY']._serialized_end=1782
+  _globals['_ALLOCATIONDESCRIPTION']._serialized_start=1784
+  _globals['_ALLOCATIONDESCRIPTION']._serialized_end=1832
+  _globals['_TENSORDESCRIPTION']._serialized_start=1835
+  _globals['_TENSORDESCRIPTION']._serialized_end=1988
+  _globals['_NODEOUTPUT']._serialized_start=1990
+  _globals['_NODEOUTPUT']._serialized_end=2070
+  _globals['_ALLOCATORMEMORYUSED']._serialized_start=2072
+  _globals['_ALLOCATORMEMORYUSED']._serialized_end=2158
+  _globals['_NODEEXECSTATS']._serialized_start=2161
+  _globals['_NODEEXECSTATS']._serialized_end=2427
+  _globals['_DEVICESTEPSTATS']._serialized_start=2429
+  _globals['_DEVICESTEPSTATS']._serialized_end=2504
+  _globals['_STEPSTATS']._serialized_start=2506
+  _globals['_STEPSTATS']._serialized_end=2560
+  _globals['_COSTGRAPHDEF']._serialized_start=2563
+  _globals['_COSTGRAPHDEF']._serialized_end=3032
+  _globals['_COSTGRAPHDEF_NODE']._serialized_start=2620
+  _globals['_COSTGRAPHDEF_NODE']._serialized_end=3032
+  _globals['_COSTGRAPHDEF_NODE_INPUTINFO']._serialized_start=2847
+  _globals['_COSTGRAPHDEF_NODE_INPUTINFO']._serialized_end=2906
+  _globals['_COSTGRAPHDEF_NODE_OUTPUTINFO']._serialized_start=2908
+  _globals['_COSTGRAPHDEF_NODE_OUTPUTINFO']._serialized_end=3032
+  _globals['_RUNMETADATA']._serialized_start=3035
+  _globals['_RUNMETADATA']._serialized_end=3170
 # @@protoc_insertion_point(module_scope)

@@ -46,6 +46,8 @@ class Device:
         self.parallel_ops = parallel_ops
         # Makes arrays a task's transport lends without a copy (None: plain ones).
         self.shared_arrays = None
+        # The task's runtime.collectives.Collectives, which its worker sets.
+        self.collectives = None
         self._pool_size = pool_size
         self._pool = None
         self._blocking_pool = None

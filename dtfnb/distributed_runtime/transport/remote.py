@@ -383,6 +383,11 @@ class Peers:
         self._workers = {}
         self._lock = threading.Lock()
 
+    @property
+    def tasks(self):
+        """The names of the other tasks."""
+        return list(self._addresses)
+
     def worker(self, task):
         """The RemoteWorker of `task` (a task name), connected on first use."""
         with self._lock:
