@@ -79,6 +79,26 @@ def test_tasks_on_other_hosts_call_each_other_over_grpc_only(hosts):
         assert not any(f"@dtfnb-task-{hosts[0].ip}" in line for line in table)
 
 
+def test_one_hostname_in_two_network_namespaces_is_not_one_host():
+    """The boot id is the same in every namespace, and so may the hostname be (containers):
+    a task must not take a task in another network namespace for one on its host."""
+    with bed(2, hostnames=["twin", "twin"]) as twins, \
+            Tasks(twins, {"ps": [0], "worker": [1]}) as tasks:
+        with tf.device("/job:ps/task:0"):
+            v = tf.Variable(tf.ones([_SHARED_BYTES // 4]), name="v")
+        with tf.device("/job:worker/task:0"):
+            total = tf.reduce_sum(v)
+        with tf.Session(tasks.target("worker")) as sess:
+            sess.run(v.initializer)
+            assert sess.run(total) == _SHARED_BYTES / 4
+        for host, (job, address) in zip(twins, [("ps", tasks.spec["ps"][0]),
+                                                 ("worker", tasks.spec["worker"][0])]):
+            assert _local_connections(host) == [f"@dtfnb-task-{address}"], job
+        tasks.stop()
+    # Neither even tried the other's socket (it would have failed, and said so).
+    assert not any("over gRPC" in log for log in tasks.logs.values()), tasks.logs
+
+
 def test_async_and_sync_training_converge_across_hosts(hosts):
     with Tasks(hosts, {"ps": [0], "worker": [1, 2]}) as tasks:
         # Asynchronous: each worker applies its own gradients to the weight on the ps.
