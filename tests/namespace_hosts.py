@@ -165,38 +165,22 @@ class NamespaceHosts(list):
         self.close()
 
 
-class Tasks(dict):
-    """The tasks of one cluster started in the bed: `placement` is {job: [host index]}, one
-    task per entry, each at its host's IP, on port 2222 (2223... for a host's next tasks).
-    Maps (job, index) to each task's Popen; `spec` is the ClusterSpec dict; `logs` maps
-    (job, index) to each task's stderr once `stop()` has ended it."""
+class Processes(dict):
+    """Processes started in the bed's hosts, by key ((job, index) for tasks); `logs` maps each
+    key to the process's stderr once `stop()` has ended it."""
 
-    def __init__(self, hosts, placement, *args, env=None):
-        taken = collections.Counter()
-        self.spec = {}
-        for job, indices in placement.items():
-            for index in indices:
-                self.spec.setdefault(job, []).append(f"{hosts[index].ip}:{2222 + taken[index]}")
-                taken[index] += 1
-        self.logs = {}
+    def __init__(self):
         super().__init__()
-        try:
-            for job, indices in placement.items():
-                for task, index in enumerate(indices):
-                    self[job, task] = hosts[index].start_task(self.spec, job, task, *args,
-                                                              env=env)
-            for (job, task), proc in self.items():
-                wait_for_port(self.spec[job][task], proc=proc)
-        except BaseException:
-            self.stop()
-            raise
+        self.logs = {}
 
-    def target(self, job, task=0):
-        """The session target of a task."""
-        return "grpc://" + self.spec[job][task]
+    def wait_until_serving(self, addresses):
+        """Waits until something listens at each of {key: "ip:port"} (the process of the key
+        must not exit meanwhile)."""
+        for key, address in addresses.items():
+            wait_for_port(address, proc=self[key])
 
     def stop(self):
-        """Ends every task by SIGTERM (SIGKILL after 15 s) and keeps its stderr in `logs`."""
+        """Ends every process by SIGTERM (SIGKILL after 15 s) and keeps its stderr in `logs`."""
         for proc in self.values():
             if proc.poll() is None:
                 proc.terminate()
@@ -214,6 +198,34 @@ class Tasks(dict):
 
     def __exit__(self, *exc_info):
         self.stop()
+
+
+class Tasks(Processes):
+    """The tasks of one cluster started in the bed: `placement` is {job: [host index]}, one
+    task per entry, each at its host's IP, on port 2222 (2223... for a host's next tasks).
+    Maps (job, index) to each task's Popen; `spec` is the ClusterSpec dict."""
+
+    def __init__(self, hosts, placement, *args, env=None):
+        super().__init__()
+        taken = collections.Counter()
+        self.spec = {}
+        for job, indices in placement.items():
+            for index in indices:
+                self.spec.setdefault(job, []).append(f"{hosts[index].ip}:{2222 + taken[index]}")
+                taken[index] += 1
+        try:
+            for job, indices in placement.items():
+                for task, index in enumerate(indices):
+                    self[job, task] = hosts[index].start_task(self.spec, job, task, *args,
+                                                              env=env)
+            self.wait_until_serving({(job, task): self.spec[job][task] for job, task in self})
+        except BaseException:
+            self.stop()
+            raise
+
+    def target(self, job, task=0):
+        """The session target of a task."""
+        return "grpc://" + self.spec[job][task]
 
 
 def _check_can_make():

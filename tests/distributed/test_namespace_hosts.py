@@ -1,14 +1,18 @@
 """Across hosts: tasks each in a network and UTS namespace of their own (tests/namespace_hosts.py),
 so that they reach each other only over gRPC, as on separate machines. Training, queues, a
-lost task, the token and TLS on that path. `pytest -m namespaces` selects these; they skip
+lost task, the token and TLS on that path; a TFJob's replicas, each started as the training
+operator would start its pod. `pytest -m namespaces` selects these; they skip
 where the namespaces cannot be made (not root)."""
 
+import subprocess
+import sys
 import time
 
 import numpy as np
 import pytest
 
 import dtfnb as tf
+from dtfnb.launch.tfjob import CONTAINER, tf_configs, to_tfjob
 from tests.helpers import (
     SyncReplica,
     in_thread,
@@ -16,10 +20,11 @@ from tests.helpers import (
     tls_certificates,
     train_sync_replicas,
 )
-from tests.namespace_hosts import BedUnavailable, NamespaceHosts, Tasks, ip
+from tests.namespace_hosts import BedUnavailable, NamespaceHosts, Processes, Tasks, ip
 
 pytestmark = pytest.mark.namespaces
 
+_TOKEN_SECRETS = {("dtfnb-cluster-token", "token"): "k8s-s3cret"}   # the Secret to_tfjob names
 _SHARED_BYTES = 1 << 17   # over shm.nbytes_threshold: on one host it goes through shared memory
 
 
@@ -203,3 +208,75 @@ def test_the_cluster_token_and_tls_across_hosts(hosts, tmp_path, monkeypatch):
         with pytest.raises(tf.errors.UnauthenticatedError, match="Missing or wrong cluster"), \
                 tf.Session(tasks.target("worker")) as sess:
             sess.run(doubled)
+
+
+# -- TFJob round trip -----------------------------------------------------------------------
+
+def start_replicas(manifest, secrets):
+    """Starts each replica of the TFJob `manifest` as the operator would start its pod: in a
+    host of its own, whose /etc/hosts resolves every replica's service name; the command
+    and environment of its container named "tensorflow" (each secretKeyRef read from
+    `secrets`, {(secret, key): value}) and its TF_CONFIG. Returns (hosts, Processes keyed
+    (job, index), {(job, index): "ip:port"})."""
+    configs = tf_configs(manifest)
+    name, namespace = manifest["metadata"]["name"], manifest["metadata"]["namespace"]
+    services = {f"{name}-{job}-{index}.{namespace}.svc": host
+                for host, (job, index) in enumerate(configs)}
+    hosts = bed(len(configs), hosts_file=services)
+    replicas, addresses = Processes(), {}
+    try:
+        specs = {rtype.lower(): spec for rtype, spec in manifest["spec"]["tfReplicaSpecs"].items()}
+        for host, ((job, index), config) in zip(hosts, configs.items()):
+            container, = [c for c in specs[job]["template"]["spec"]["containers"]
+                          if c["name"] == CONTAINER]
+            env = {item["name"]: secrets[item["valueFrom"]["secretKeyRef"]["name"],
+                                         item["valueFrom"]["secretKeyRef"]["key"]]
+                   for item in container["env"]}
+            command = [sys.executable if arg == "python" else arg for arg in container["command"]]
+            replicas[job, index] = host.popen(command, env={**env, "TF_CONFIG": config},
+                                              stderr=subprocess.PIPE, text=True)
+            addresses[job, index] = f"{host.ip}:{container['ports'][0]['containerPort']}"
+        replicas.wait_until_serving(addresses)
+    except BaseException:
+        replicas.stop()
+        hosts.close()
+        raise
+    return hosts, replicas, addresses
+
+
+def test_a_tfjobs_replicas_form_the_cluster_from_their_tf_config(monkeypatch):
+    manifest = to_tfjob({"chief": 1, "ps": 1, "worker": 1, "evaluator": 1}, name="round-trip",
+                        image="unused", server_args=["--cpus", "1"])
+    monkeypatch.setenv("DTFNB_CLUSTER_TOKEN", "k8s-s3cret")
+    hosts, replicas, addresses = start_replicas(manifest, _TOKEN_SECRETS)
+    with hosts, replicas:
+        with tf.device("/job:ps/task:0"):
+            v = tf.Variable([1.0, 2.0], name="v")
+        with tf.device("/job:worker/task:0"):
+            doubled = v * 2.0
+        with tf.device("/job:evaluator/task:0"):
+            total = tf.reduce_sum(doubled)
+        # The client reaches the chief by its IP; the chief reaches the others by name.
+        with tf.Session(f"grpc://{addresses['chief', 0]}") as sess:
+            sess.run(v.initializer)
+            assert sess.run(total) == 6.0
+            assert {d.name.split("/device")[0] for d in sess.list_devices()} == {
+                f"/job:{job}/replica:0/task:0" for job in ("chief", "ps", "worker", "evaluator")}
+    assert all("serving at grpc://round-trip-" in log for log in replicas.logs.values())
+
+
+def test_the_workers_of_a_sparse_tfjob_share_the_ps_without_knowing_each_other(monkeypatch):
+    manifest = to_tfjob({"ps": 1, "worker": 2}, name="sparse", image="unused", sparse=True)
+    monkeypatch.setenv("DTFNB_CLUSTER_TOKEN", "k8s-s3cret")
+    hosts, replicas, addresses = start_replicas(manifest, _TOKEN_SECRETS)
+    with hosts, replicas:
+        with tf.device("/job:ps/task:0"):
+            v = tf.Variable(0.0, name="v")
+            add = v.assign_add(1.0)
+        for index in range(2):
+            with tf.Session(f"grpc://{addresses['worker', index]}") as sess:
+                if index == 0:
+                    sess.run(v.initializer)
+                assert sess.run(add) == index + 1.0
+                assert {d.name.split("/device")[0] for d in sess.list_devices()} == {
+                    "/job:ps/replica:0/task:0", f"/job:worker/replica:0/task:{index}"}
