@@ -8,8 +8,8 @@ other only over the network, as on separate machines (no Unix sockets, no shared
 
 The hosts' veths meet in a bridge in the root namespace, on a /24 of their own that no
 route of this machine covers; the bridge holds the subnet's .1, the address of this (the
-test's) process on it. No host has a default route and the root namespace forwards
-nothing new, so traffic stays between the hosts and this process. Names carry the pid of
+test's) process on it. No host has a route beyond that /24 (no default route), so
+traffic stays between the hosts and this process. Names carry the pid of
 the process that made them: whatever a killed earlier run left (namespaces, the processes
 in them, bridges, /etc/netns files) is removed when the next bed starts. Needs root and
 `ip` (iproute2), `unshare` and `hostname`; `NamespaceHosts` raises `BedUnavailable`
@@ -35,7 +35,7 @@ PREFIX = "dtfnb-bed-"   # namespaces: dtfnb-bed-<pid>-<bed>-<host>
 _BRIDGE = "dtb"         # bridges: dtb<pid in hex>x<bed> (an interface name has 15 characters)
 _COMMAND_SECONDS = 10
 _STOP_SECONDS = 10
-_beds = itertools.count()
+_serials = itertools.count()   # make the names of one process's beds and veths unique
 
 
 class BedUnavailable(Exception):
@@ -68,13 +68,11 @@ class Host:
             env=dict(os.environ, PYTHONPATH=str(ROOT), **(env or {})), **kwargs)
 
     def start_task(self, cluster, job, task, *args, env=None):
-        """Starts `python -m dtfnb.server` for task `task` of `job` in this host, to exit
-        with this process; stderr is captured. `cluster` is a ClusterSpec dict, or None:
-        the task reads TF_CONFIG."""
-        where = ["--cluster", json.dumps(cluster), "--job", job, "--task", str(task)] \
-            if cluster is not None else []
-        return self.popen([sys.executable, "-m", "dtfnb.server", *where, "--exit-with-parent",
-                           *args], env=env, stderr=subprocess.PIPE, text=True)
+        """Starts `python -m dtfnb.server` for task `task` of `job` of `cluster` (a dict) in
+        this host, to exit with this process; stderr is captured."""
+        return self.popen([sys.executable, "-m", "dtfnb.server", "--cluster", json.dumps(cluster),
+                           "--job", job, "--task", str(task), "--exit-with-parent", *args],
+                          env=env, stderr=subprocess.PIPE, text=True)
 
     def run(self, argv, env=None, timeout=60):
         """Runs `argv` in this host to its end; returns the CompletedProcess (text)."""
@@ -111,7 +109,7 @@ class NamespaceHosts(list):
         super().__init__()
         _check_can_make()
         remove_stale()
-        bed = f"{os.getpid()}-{next(_beds)}"
+        bed = f"{os.getpid()}-{next(_serials)}"
         self.bridge = f"{_BRIDGE}{os.getpid():x}x{bed.rpartition('-')[2]}"
         self._namespaces = []
         atexit.register(self.close)
@@ -127,7 +125,7 @@ class NamespaceHosts(list):
                 self._namespaces.append(namespace)
                 host = Host(namespace, hostnames[index] if hostnames else f"bedhost{index}",
                             f"{subnet}.{index + 2}")
-                veth = f"dtv{os.getpid():x}x{next(_beds)}"
+                veth = f"dtv{os.getpid():x}x{next(_serials)}"
                 ip("link", "add", veth, "type", "veth", "peer", "name", "eth0",
                    "netns", namespace)
                 ip("link", "set", veth, "master", self.bridge, "up")
