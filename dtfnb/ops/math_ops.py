@@ -19,6 +19,7 @@ from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define
 from dtfnb.ops import array_ops, constant_op
 from dtfnb.ops.building import (
     binary_inputs,
+    check_type,
     convert_operands,
     graph_of,
     int_tensor,
@@ -530,9 +531,8 @@ def _reduce(op_type, input_tensor, axis, keepdims, name, reduction_indices, keep
     if axis is None:
         axis = reduction_indices
     x = convert_to_tensor(input_tensor)
-    if op_type in ("Any", "All") and x.dtype.base_dtype != dtypes.bool_:
-        raise TypeError(f"Value passed to parameter 'input' has DataType "
-                        f"{x.dtype.base_dtype.name} not in list of allowed values: bool")
+    if op_type in ("Any", "All"):
+        check_type(x.dtype, (dtypes.bool_,), "input")
     all_axes = _all_axes(x) if axis is None else None  # made outside the op's scope
     with op_scope(op_type, name, x) as scope:
         axes = all_axes if axis is None else int_tensor(axis,

@@ -14,7 +14,7 @@ from dtfnb.base.shapes import TensorShape, scalar, unknown_shape
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from dtfnb.ops import array_ops, math_ops, random_ops, slicing_ops
-from dtfnb.ops.building import graph_of, make_op, make_tensor, op_scope
+from dtfnb.ops.building import check_type, graph_of, make_op, make_tensor, op_scope
 from dtfnb.ops.shape_util import shape_error
 
 
@@ -285,10 +285,7 @@ def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits
     with graph.as_default(), graph.name_scope(name or "SparseSoftmaxCrossEntropyWithLogits"):
         labels = convert_to_tensor(labels)
         logits = convert_to_tensor(logits)
-        if labels.dtype.base_dtype not in (dtypes.int32, dtypes.int64):
-            raise TypeError(f"Value passed to parameter 'labels' has DataType "
-                            f"{labels.dtype.base_dtype.name} not in list of allowed values: "
-                            "int32, int64")
+        check_type(labels.dtype, (dtypes.int32, dtypes.int64), "labels")
         lshape, gshape = labels.shape, logits.shape
         if gshape.ndims == 0:
             raise ValueError(f"Logits cannot be scalars - received shape {gshape}.")
@@ -417,10 +414,7 @@ def in_top_k(predictions, targets, k, name=None):
     """Whether each target class is among the k largest predictions of its row (ties count)."""
     predictions = convert_to_tensor(predictions, dtype=dtypes.float32, name="predictions")
     targets = convert_to_tensor(targets, name="targets")
-    if targets.dtype.base_dtype not in (dtypes.int32, dtypes.int64):
-        raise TypeError("Value passed to parameter 'targets' has DataType "
-                        f"{targets.dtype.base_dtype.name} not in list of allowed values: "
-                        "int32, int64")
+    check_type(targets.dtype, (dtypes.int32, dtypes.int64), "targets")
     if predictions.shape.ndims not in (None, 2):
         raise ValueError(f"Shape must be rank 2 but is rank {predictions.shape.ndims} for "
                          "'InTopKV2' (op: 'InTopKV2')")

@@ -5,7 +5,7 @@ from dtfnb.base import dtypes
 from dtfnb.base.shapes import as_shape, scalar
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import NotDifferentiable, define_op
-from dtfnb.ops.building import make_tensor, op_scope
+from dtfnb.ops.building import check_type, make_tensor, op_scope
 from dtfnb.ops.shape_util import format_shape, shape_error
 
 
@@ -127,10 +127,7 @@ def count_up_to(ref, limit, name=None):
     An epoch counter of the input producers is one of these."""
     ref = getattr(ref, "_variable", ref)
     _check_ref(ref, "CountUpTo")
-    dtype = ref.dtype.base_dtype
-    if dtype not in (dtypes.int32, dtypes.int64):
-        raise TypeError(f"Value passed to parameter 'ref' has DataType {dtype.name} not in "
-                        "list of allowed values: int32, int64")
+    dtype = check_type(ref.dtype, (dtypes.int32, dtypes.int64), "ref")
     return make_tensor("CountUpTo", [ref], dtype, name=name or "CountUpTo",
                        attrs={"limit": int(limit), "T": dtype})
 

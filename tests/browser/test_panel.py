@@ -4,6 +4,7 @@ the four tasks, the ops coloured by the devices they really ran on, and a queue 
 fills as the notebook enqueues."""
 
 import os
+import re
 
 import pytest
 
@@ -103,6 +104,18 @@ def test_panel_lists_the_four_tasks(panel, page):
         expect(panel.locator(f'.dtfnb-task[data-task="{name}"]')).to_have_attribute(
             "data-state", "serving")
     expect(panel.locator('.dtfnb-cluster[data-cluster="cluster"]')).to_be_visible()
+
+
+def test_tasks_show_the_tensor_bytes_they_sent_and_received(panel, page):
+    from playwright.sync_api import expect
+
+    # The training step pulls w and b from the ps tasks and pushes their gradients back.
+    expect(panel.locator('.dtfnb-folded[data-scope="GradientDescent"]')).to_be_visible(
+        timeout=90_000)
+    moved = re.compile(r"[1-9][\d.]* K?B sent · [1-9][\d.]* K?B received")
+    for name in ("ps:0", "ps:1", "worker:0"):
+        expect(panel.locator(f'.dtfnb-task[data-task="{name}"] .dtfnb-work')).to_contain_text(
+            moved, timeout=30_000)
 
 
 def test_ops_are_coloured_by_their_real_devices(panel, page):

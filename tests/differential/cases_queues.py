@@ -16,8 +16,8 @@ from observe import error_message, node_defs, outcome
 
 KINDS = ("fifo", "padding", "shuffle", "priority")
 # The deadline of a step that may block (a dequeue, an enqueue); the others have none, so
-# that a loaded machine cannot time them out (TensorFlow under load missed 20 ms).
-TIMEOUT_MS = 20
+# that a loaded machine cannot time them out (TensorFlow under load missed 20 ms: 100 ms leaves it room).
+TIMEOUT_MS = 100
 _BLOCKING = {"QueueDequeueV2", "QueueDequeueManyV2", "QueueDequeueUpToV2", "QueueEnqueueV2",
              "QueueEnqueueManyV2"}
 

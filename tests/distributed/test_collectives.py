@@ -213,3 +213,17 @@ def test_all_reduce_training_equals_one_worker_on_the_members_batches_together(w
                 sess.run(train_op, {X_: X[step], y_: y[step]})
             for got, want in zip(results[0][1], sess.run(tf.global_variables())):
                 np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_in_graph_members_on_every_task_of_one_session(workers):
+    n = 3
+    reduced = []
+    for i in range(n):
+        with tf.device(f"/job:worker/task:{i}"):
+            reduced.append(collective_ops.all_reduce(tf.constant(_values(i, 11)), n, 600, 1,
+                                                     "Add", "Div"))
+    with tf.Session(workers.target("worker", 0)) as sess:
+        for _ in range(3):
+            for value in sess.run(reduced):
+                np.testing.assert_allclose(value, sum(_values(i, 11) for i in range(n)) / n,
+                                           rtol=1e-6)
