@@ -8,12 +8,16 @@ import glob
 import json
 import os
 import pathlib
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
+
+import numpy as np
+import pytest
 
 import dtfnb as tf
 from dtfnb.distributed_runtime.cluster import local_addresses
@@ -83,6 +87,91 @@ def square_descent(device=None):
     return step, x, loss, train
 
 
+TRUE_W = np.array([[1.], [-2.], [3.]], np.float32)
+
+
+def linear_data(task):
+    """(x, y) of 64 examples for replica `task`: y = x @ TRUE_W, exactly."""
+    x = np.random.RandomState(task).randn(64, 3).astype(np.float32)
+    return x, x @ TRUE_W
+
+
+def linear_model(task=0):
+    """A linear regression on replica `task`'s data: returns (w, loss)."""
+    x, y = linear_data(task)
+    w = tf.Variable(tf.zeros([3, 1]), name="w")
+    loss = tf.reduce_mean(tf.square(tf.matmul(tf.constant(x), w) - y))
+    return w, loss
+
+
+class SyncReplica:
+    """One worker's own graph and session, as in between-graph replication, training `model`
+    with SyncReplicasOptimizer (run them with train_sync_replicas)."""
+
+    def __init__(self, cluster, task, replicas_to_aggregate, total_num_replicas, target,
+                 model=linear_model):
+        self.task = task
+        self.graph = tf.Graph()
+        with self.graph.as_default(), tf.device(tf.train.replica_device_setter(
+                worker_device=f"/job:worker/task:{task}", cluster=cluster)):
+            self.w, self.loss = model(task)
+            self.global_step = tf.train.get_or_create_global_step()
+            opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.1),
+                                                 replicas_to_aggregate, total_num_replicas)
+            self.train_op = opt.minimize(self.loss, global_step=self.global_step)
+            self.hook = opt.make_session_run_hook(is_chief=task == 0)
+            self.hook.begin()
+            self.init_op = tf.global_variables_initializer()
+            # Spare tokens let the runs under way when training stops finish.
+            self.release_op = opt.get_init_tokens_op(num_tokens=total_num_replicas)
+        self.sess = tf.Session(target, graph=self.graph)
+        self.runs = 0
+        self.error = None
+
+    def start(self, coord, stop, delay=0.0):
+        """Runs the train op in a thread of its own until `stop` (pausing `delay` s before each)."""
+        self.hook.after_create_session(self.sess, coord)
+        self.thread = threading.Thread(target=self._loop, args=(stop, delay))
+        self.thread.start()
+
+    def _loop(self, stop, delay):
+        try:
+            while not stop.wait(delay):
+                self.sess.run(self.train_op)
+                self.runs += 1
+        except Exception as err:  # handed to the test
+            self.error = err
+
+
+def train_sync_replicas(replicas, done, ps_target, delays=None):
+    """Runs every replica until `done(global_step)`; returns the chief's loss before and
+    after, and the global step. The chief starts first: the others find the variables
+    ready."""
+    chief = replicas[0]
+    coord, stop = tf.train.Coordinator(), threading.Event()
+    try:
+        chief.sess.run(chief.init_op)
+        before = chief.sess.run(chief.loss)
+        for replica, delay in zip(replicas, delays or [0.0] * len(replicas)):
+            replica.start(coord, stop, delay)
+        assert poll_for(lambda: done(chief.sess.run(chief.global_step)), timeout=60)
+        after, global_step = chief.sess.run([chief.loss, chief.global_step])
+    finally:
+        stop.set()
+        coord.request_stop()
+        # The replicas' runs end of themselves; then resetting the ps (as TensorFlow users
+        # did) cancels the chief's runner, which waits for gradients that no longer come.
+        chief.sess.run(chief.release_op)
+        for replica in replicas:
+            replica.thread.join(10)
+        tf.Session.reset(ps_target)
+        for replica in replicas:
+            replica.sess.close()
+    assert [r.error for r in replicas] == [None] * len(replicas)
+    coord.join(stop_grace_period_secs=30)
+    return before, after, global_step
+
+
 def checkpoint_index(prefix):
     """The CheckpointIndex proto of the checkpoint at `prefix` (its .index file)."""
     with open(prefix + ".index", "rb") as f:
@@ -122,6 +211,31 @@ def assert_concurrent_first_runs_lose_nothing(sess, rounds=100, n=100):
         errors, got = _first_runs_at_once(sess, n)
         assert errors == [], f"round {round_}: {errors[:3]}"
         assert sorted(got) == list(range(n)), f"round {round_}"
+
+
+def tls_certificates(directory, alt_names):
+    """Writes into `directory` a CA (ca.pem, ca.key), a certificate it signs for `alt_names`
+    ("IP:127.0.0.1,DNS:localhost") good for both ends (task.pem, task.key), and a rogue
+    CA's (rogue-ca.pem, rogue.pem, rogue.key); returns `directory`. Skips the test
+    without the openssl command."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command")
+
+    def openssl(*args):
+        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
+
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    (directory / "ext").write_text(f"subjectAltName={alt_names}\n"
+                                   "extendedKeyUsage=serverAuth,clientAuth\n")
+    for ca, name in (("ca", "task"), ("rogue-ca", "rogue")):
+        openssl("req", "-x509", *ec, "-keyout", f"{ca}.key", "-out", f"{ca}.pem", "-days", "1",
+                "-subj", f"/CN=dtfnb test {ca}")
+        openssl("req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj",
+                "/CN=localhost")
+        openssl("x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.pem", "-CAkey", f"{ca}.key",
+                "-CAcreateserial", "-out", f"{name}.pem", "-days", "1", "-extfile", "ext")
+    return directory
+
 
 
 def cluster_dict(**jobs):

@@ -9,26 +9,20 @@ import pytest
 
 import dtfnb as tf
 from dtfnb.distributed_runtime.transport.monitor import watch
-from tests.helpers import Cluster, cluster_dict, poll_for
-
-_TRUE_W = np.array([[1.], [-2.], [3.]], np.float32)
-
-
-def _data(task):
-    x = np.random.RandomState(task).randn(64, 3).astype(np.float32)
-    return x, x @ _TRUE_W
-
-
-def _linear_model(task=0):
-    x, y = _data(task)
-    w = tf.Variable(tf.zeros([3, 1]), name="w")
-    loss = tf.reduce_mean(tf.square(tf.matmul(tf.constant(x), w) - y))
-    return w, loss
+from tests.helpers import (
+    Cluster,
+    SyncReplica,
+    cluster_dict,
+    linear_data,
+    linear_model,
+    poll_for,
+    train_sync_replicas,
+)
 
 
 def _partitioned_model(task=0):
-    """_linear_model with its weight in 2 parts, which replica_device_setter spreads."""
-    x, y = _data(task)
+    """linear_model with its weight in 2 parts, which replica_device_setter spreads."""
+    x, y = linear_data(task)
     w = tf.get_variable("w", [3, 1], initializer=tf.zeros_initializer(),
                         partitioner=tf.fixed_size_partitioner(2))
     loss = tf.reduce_mean(tf.square(tf.matmul(tf.constant(x), w) - y))
@@ -38,7 +32,7 @@ def _partitioned_model(task=0):
 # -- the graph ------------------------------------------------------------------------------
 
 def test_the_graph_tensorflow_builds():
-    w, loss = _linear_model()
+    w, loss = linear_model()
     global_step = tf.train.get_or_create_global_step()
     opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.1),
                                          replicas_to_aggregate=2, total_num_replicas=3)
@@ -99,7 +93,7 @@ def test_one_replica_drives_the_steps_and_a_sparse_gradient_updates_its_rows():
 # closes, ends with a CancelledError traceback after the coordinator has joined.
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
 def test_the_hook_inside_a_monitored_training_session():
-    w, loss = _linear_model()
+    w, loss = linear_model()
     global_step = tf.train.get_or_create_global_step()
     opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.1), 1)
     train_op = opt.minimize(loss, global_step=global_step)
@@ -114,72 +108,6 @@ def test_the_hook_inside_a_monitored_training_session():
 
 # -- replicas as threads over an in-process cluster -----------------------------------------
 
-class _Replica:
-    """One worker's own graph and session, as in between-graph replication."""
-
-    def __init__(self, cluster, task, replicas_to_aggregate, total_num_replicas, target,
-                 model=_linear_model):
-        self.task = task
-        self.graph = tf.Graph()
-        with self.graph.as_default(), tf.device(tf.train.replica_device_setter(
-                worker_device=f"/job:worker/task:{task}", cluster=cluster)):
-            self.w, self.loss = model(task)
-            self.global_step = tf.train.get_or_create_global_step()
-            opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.1),
-                                                 replicas_to_aggregate, total_num_replicas)
-            self.train_op = opt.minimize(self.loss, global_step=self.global_step)
-            self.hook = opt.make_session_run_hook(is_chief=task == 0)
-            self.hook.begin()
-            self.init_op = tf.global_variables_initializer()
-            # Spare tokens let the runs under way when training stops finish.
-            self.release_op = opt.get_init_tokens_op(num_tokens=total_num_replicas)
-        self.sess = tf.Session(target, graph=self.graph)
-        self.runs = 0
-        self.error = None
-
-    def start(self, coord, stop, delay=0.0):
-        self.hook.after_create_session(self.sess, coord)
-        self.thread = threading.Thread(target=self._loop, args=(stop, delay))
-        self.thread.start()
-
-    def _loop(self, stop, delay):
-        try:
-            while not stop.wait(delay):
-                self.sess.run(self.train_op)
-                self.runs += 1
-        except Exception as err:  # handed to the test
-            self.error = err
-
-
-def _train(replicas, done, ps_target, delays=None):
-    """Runs every replica until `done(global_step)`; returns the chief's loss before and
-    after, and the global step. The chief starts first: the others find the variables
-    ready."""
-    chief = replicas[0]
-    coord, stop = tf.train.Coordinator(), threading.Event()
-    try:
-        chief.sess.run(chief.init_op)
-        before = chief.sess.run(chief.loss)
-        for replica, delay in zip(replicas, delays or [0.0] * len(replicas)):
-            replica.start(coord, stop, delay)
-        assert poll_for(lambda: done(chief.sess.run(chief.global_step)), timeout=60)
-        after, global_step = chief.sess.run([chief.loss, chief.global_step])
-    finally:
-        stop.set()
-        coord.request_stop()
-        # The replicas' runs end of themselves; then resetting the ps (as TensorFlow users
-        # did) cancels the chief's runner, which waits for gradients that no longer come.
-        chief.sess.run(chief.release_op)
-        for replica in replicas:
-            replica.thread.join(10)
-        tf.Session.reset(ps_target)
-        for replica in replicas:
-            replica.sess.close()
-    assert [r.error for r in replicas] == [None] * len(replicas)
-    coord.join(stop_grace_period_secs=30)
-    return before, after, global_step
-
-
 def _gradient_events(subscription):
     """The replicas' gradients, as their accumulators report them (the aggregated
     update reports nothing of its own)."""
@@ -193,9 +121,9 @@ def _gradient_events(subscription):
 def test_replicas_aggregate_two_of_three_gradients_per_global_step(cluster):
     tasks = cluster({"ps": 1, "worker": 3})
     subscription = tasks["ps", 0].events.subscribe(kinds=["variable_update"])
-    replicas = [_Replica(tasks.spec, task, 2, 3, tasks.target("worker", task))
+    replicas = [SyncReplica(tasks.spec, task, 2, 3, tasks.target("worker", task))
                 for task in range(3)]
-    before, after, _ = _train(replicas, lambda step: step >= 8, tasks.target("ps"))
+    before, after, _ = train_sync_replicas(replicas, lambda step: step >= 8, tasks.target("ps"))
     events = _gradient_events(subscription)
     subscription.close()
     assert after < before / 4
@@ -213,9 +141,9 @@ def test_each_part_of_a_partitioned_weight_is_aggregated_on_its_own_ps_task(clus
     tasks = cluster({"ps": 2, "worker": 2})
     subscriptions = [tasks["ps", i].events.subscribe(kinds=["variable_update"])
                      for i in range(2)]
-    replicas = [_Replica(tasks.spec, task, 2, 2, tasks.target("worker", task),
+    replicas = [SyncReplica(tasks.spec, task, 2, 2, tasks.target("worker", task),
                          model=_partitioned_model) for task in range(2)]
-    before, after, _ = _train(replicas, lambda step: step >= 6, tasks.target("ps"))
+    before, after, _ = train_sync_replicas(replicas, lambda step: step >= 6, tasks.target("ps"))
     events = [_gradient_events(subscription) for subscription in subscriptions]
     for subscription in subscriptions:
         subscription.close()
@@ -242,10 +170,10 @@ def test_processes_proceed_at_the_pace_of_the_fastest_two_and_drop_the_slow_grad
             e.variable_update for e in watcher))
         reader.start()
         try:
-            replicas = [_Replica(cluster, task, 2, 3, "grpc://" + cluster["worker"][task])
+            replicas = [SyncReplica(cluster, task, 2, 3, "grpc://" + cluster["worker"][task])
                         for task in range(3)]
             slow = replicas[2]
-            before, after, steps = _train(replicas, lambda step: slow.runs >= 2,
+            before, after, steps = train_sync_replicas(replicas, lambda step: slow.runs >= 2,
                                           "grpc://" + cluster["ps"][0],
                                           delays=[0.0, 0.0, slow_delay])
             assert poll_for(lambda: any(u.dropped for u in updates), timeout=5)

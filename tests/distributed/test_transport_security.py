@@ -2,7 +2,6 @@
 malformed and oversized messages, the cluster token, TLS, and where servers listen."""
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -17,7 +16,7 @@ import dtfnb as tf
 from dtfnb.distributed_runtime.transport import rpc, shm, wire
 from dtfnb.distributed_runtime.transport.remote import RemoteMaster
 from dtfnb.protos import config_pb2, graph_pb2, master_pb2, wire_pb2, worker_pb2
-from tests.helpers import ROOT, cluster_dict
+from tests.helpers import ROOT, cluster_dict, tls_certificates
 
 CPU = "/job:local/replica:0/task:0/device:CPU:0"
 _UNARY = [f"{service}/{method.name}"
@@ -294,24 +293,7 @@ def test_without_the_token_every_call_is_unauthenticated(cluster, channels, monk
 @pytest.fixture(scope="module")
 def certificates(tmp_path_factory):
     """A CA and a task certificate it signs (for both ends); a rogue CA's, and their paths."""
-    if shutil.which("openssl") is None:
-        pytest.skip("needs the openssl command")
-    directory = tmp_path_factory.mktemp("tls")
-
-    def openssl(*args):
-        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
-
-    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-    (directory / "ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n"
-                                   "extendedKeyUsage=serverAuth,clientAuth\n")
-    for ca, name in (("ca", "task"), ("rogue-ca", "rogue")):
-        openssl("req", "-x509", *ec, "-keyout", f"{ca}.key", "-out", f"{ca}.pem", "-days", "1",
-                "-subj", f"/CN=dtfnb test {ca}")
-        openssl("req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj",
-                "/CN=localhost")
-        openssl("x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.pem", "-CAkey", f"{ca}.key",
-                "-CAcreateserial", "-out", f"{name}.pem", "-days", "1", "-extfile", "ext")
-    return directory
+    return tls_certificates(tmp_path_factory.mktemp("tls"), "IP:127.0.0.1,DNS:localhost")
 
 
 def use_tls(monkeypatch, certificates, cert="task.pem", key="task.key", ca="ca.pem"):

@@ -68,13 +68,25 @@ def local_peer():
             instance = int.from_bytes(os.urandom(8), "little") or 1
             peer = wire_pb2.PeerInfo(instance=instance, pid=os.getpid(), probe_fd=-1)
             if available:
-                with open(_BOOT_ID) as f:
-                    peer.host_id = f"{f.read().strip()}:{socket.gethostname()}"
+                peer.host_id = _host_id()
             if enabled():
                 _probe = _new_block_file("dtfnb-probe", 8, instance.to_bytes(8, "little"))
                 peer.probe_fd = _probe.fileno()
             _peer = peer
         return _peer
+
+
+def _host_id():
+    """What tells processes that reach each other's Unix sockets: the boot (one kernel),
+    the network namespace (abstract socket names are per network namespace, and every
+    namespace shares the boot id) and the hostname."""
+    with open(_BOOT_ID) as f:
+        boot = f.read().strip()
+    try:
+        network = os.readlink("/proc/self/ns/net")
+    except OSError:   # no namespaces in this kernel: one network
+        network = ""
+    return f"{boot}:{network}:{socket.gethostname()}"
 
 
 def can_map(peer):
