@@ -136,8 +136,8 @@ class Cluster:
     """A cluster of task processes, started by `launcher`.
 
     Args:
-      spec: the cluster as a dict of job name to addresses, or a `tf.train.ClusterSpec`
-        (job name to task counts where the launcher picks the addresses).
+      spec: the cluster as a dict of job name to addresses or a `tf.train.ClusterSpec`;
+        a dict of job name to task count where the launcher picks the addresses (sbatch).
       launcher: what starts the tasks (default: a LocalLauncher, on this machine).
       name: what the cluster is called in listings (`%%cluster --name`).
       cpus, gpus: CPU devices and emulated GPU devices of each task.
