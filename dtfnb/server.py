@@ -5,7 +5,7 @@
 
 The cluster comes from --cluster (JSON text or a JSON file), else from TF_CONFIG
 (Kubernetes TFJob) or Slurm's environment. The task binds the address the
-cluster gives it (127.0.0.1 in every example). It logs to stderr, and stops
+cluster gives it (127.0.0.1 in every example), or --bind's host at its port. It logs to stderr, and stops
 cleanly on SIGTERM or SIGINT (and, with --exit-with-parent, when its parent dies; with
 --exit-on-eof, when its stdin closes: the ssh launcher's channel). --secrets-from-stdin
 takes the cluster token and TLS PEMs from a first line on stdin (docs/security.md).
@@ -48,6 +48,11 @@ def _parse(argv):
                         help="GPU devices emulated with numpy where CUDA is absent")
     parser.add_argument("--intra-op-threads", type=int, default=0,
                         help="BLAS threads (default: the host's cores shared by its tasks)")
+    parser.add_argument("--bind", metavar="HOST",
+                        help="listen on HOST (0.0.0.0: every interface, as TensorFlow's "
+                             "servers) at the task's port, instead of on the address the "
+                             "cluster gives the task: for a Kubernetes pod, whose service "
+                             "name may not resolve yet when it starts")
     parser.add_argument("--link", type=_checked(parse_link), metavar="SPEC",
                         help=f"this task's emulated network link: {LINK_FORM}")
     parser.add_argument("--slow", type=_checked(parse_slow), metavar="SPEC",
@@ -173,7 +178,7 @@ def main(argv=None):
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda signum, frame: stop_asked.append(signum))
     server = Server(cluster, job, task, config=config,
-                    emulate=dict(link=args.link, slow=args.slow))
+                    emulate=dict(link=args.link, slow=args.slow), bind=args.bind)
     if args.exit_with_parent is not None:
         threading.Thread(target=_watch_parent, args=(server, args.exit_with_parent or parent),
                          daemon=True).start()

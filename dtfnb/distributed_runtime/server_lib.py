@@ -87,15 +87,19 @@ class Server:
       start: start serving at once (else call `start()`).
       emulate: dtfnb's own, not TensorFlow's: this task's emulated conditions,
         `dict(link="100Mbit,2ms", slow="x3")` (see distributed_runtime/emulation.py).
+      bind: dtfnb's own: the host to listen on at the task's port ("0.0.0.0": every
+        interface, as TensorFlow's servers do) instead of the task's address, which the
+        task still gives as its own.
     """
 
     def __init__(self, server_or_cluster_def, job_name=None, task_index=None, protocol=None,
-                 config=None, start=True, emulate=None):
+                 config=None, start=True, emulate=None, bind=None):
         self._server_def = _server_def(server_or_cluster_def, job_name, task_index, protocol,
                                        config)
         cluster = ClusterSpec(self._server_def.cluster)
         self._job, self._task = self._server_def.job_name, self._server_def.task_index
         self._address = cluster.task_address(self._job, self._task)
+        self._bind = bind
         config = self._server_def.default_session_config
         cores = _cores_per_task(cluster, self._address)
         blas_threads = config.intra_op_parallelism_threads or cores
@@ -144,9 +148,10 @@ class Server:
             return
         if self._stopping.is_set():
             raise RuntimeError("A stopped server cannot be started again; create a new one.")
-        self._grpc = start_server(self._address, self.master, self._worker, self._security,
-                                  extra_handlers=[self._monitor.handler()])
         host, _, requested = self._address.rpartition(":")
+        listen = self._address if self._bind is None else f"{self._bind}:{requested}"
+        self._grpc = start_server(listen, self.master, self._worker, self._security,
+                                  extra_handlers=[self._monitor.handler()])
         if requested == "0":  # the OS chose the port: say which, everywhere
             self._address = f"{host}:{self._grpc.port}"
             for job in self._server_def.cluster.job:

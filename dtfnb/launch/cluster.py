@@ -30,6 +30,7 @@ from dtfnb.distributed_runtime.cluster import ClusterSpec, local_addresses
 from dtfnb.distributed_runtime.emulation import describe, task_conditions
 from dtfnb.launch.launcher import TaskStart
 from dtfnb.launch.local import LocalLauncher
+from dtfnb.launch.tfjob import to_tfjob
 
 _LOCAL_HOSTS = ("127.0.0.1", "localhost")
 _LOG_LINES = 2000
@@ -236,6 +237,11 @@ class Cluster:
     def logs(self, job, task=0):
         """The task's recent output (its last 2000 lines), as one string."""
         return "\n".join(self._task(job, task).log)
+
+    def to_tfjob(self, name, image, **options):
+        """A Kubeflow TFJob manifest for this cluster's jobs and task counts: see
+        tfjob.to_tfjob, which takes the same `options`."""
+        return to_tfjob(self.spec, name, image, **options)
 
     def _task(self, job, task):
         if (job, task) not in self._tasks:

@@ -65,7 +65,8 @@ def to_tfjob(cluster, name, image, namespace="default", port=DEFAULT_PORT,
         return {
             "name": CONTAINER,
             "image": image,
-            "command": [python, "-m", "dtfnb.server", *server_args],
+            # --bind: the pod's service name may not resolve yet when its task starts
+            "command": [python, "-m", "dtfnb.server", "--bind", "0.0.0.0", *server_args],
             "ports": [{"name": PORT_NAME, "containerPort": port}],
             "env": [{"name": TOKEN_VARIABLE,
                      "valueFrom": {"secretKeyRef": {"name": token_secret, "key": token_key}}}],

@@ -21,6 +21,7 @@ from tests.helpers import (
     assert_concurrent_first_runs_lose_nothing,
     chapter_pinning_graph,
     cluster_dict,
+    local_addresses,
     freeze,
     start_task,
     stop_processes,
@@ -309,3 +310,18 @@ def test_a_session_waits_for_a_task_that_starts_late():
                 assert sess.run(out) == 21.0
         finally:
             stop_processes(late)
+
+
+def test_bind_serves_a_task_whose_own_address_does_not_resolve_yet():
+    # A Kubernetes pod's service name may resolve only after its task starts.
+    port = local_addresses(1)[0].rsplit(":", 1)[1]
+    cluster = {"worker": [f"not-yet-resolvable.invalid:{port}"]}
+    proc = start_task(cluster, "worker", 0, "--bind", "127.0.0.1")
+    try:
+        wait_for_port(f"127.0.0.1:{port}", proc=proc)
+        with tf.device("/job:worker/task:0"):
+            product = tf.constant(2.0) * 3.0
+        with tf.Session(f"grpc://127.0.0.1:{port}") as sess:
+            assert sess.run(product) == 6.0
+    finally:
+        stop_processes([proc])

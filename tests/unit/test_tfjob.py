@@ -88,7 +88,7 @@ def test_a_manifest_has_a_replica_spec_per_job_that_runs_the_task_command():
     assert {rtype: spec["replicas"] for rtype, spec in specs.items()} == {
         "Chief": 1, "PS": 2, "Worker": 3, "Evaluator": 1}
     container, = specs["Worker"]["template"]["spec"]["containers"]
-    assert container["command"] == ["python", "-m", "dtfnb.server", "--cpus", "2"]
+    assert container["command"] == ["python", "-m", "dtfnb.server", "--bind", "0.0.0.0", "--cpus", "2"]
     assert container["ports"] == [{"name": "tfjob-port", "containerPort": 2345}]
     # The token comes from a Secret: the manifest holds none.
     assert container["env"] == [{"name": "DTFNB_CLUSTER_TOKEN", "valueFrom": {
@@ -165,3 +165,13 @@ def test_a_sparse_tf_config_names_the_ps_and_the_worker_itself():
     # As TensorFlow reads it: worker 1 of a job whose other workers it does not know.
     spec = tf.train.ClusterSpec(configs["worker", 1]["cluster"])
     assert spec.task_indices("worker") == [1] and spec.num_tasks("ps") == 1
+
+
+def test_a_cluster_writes_the_manifest_of_its_jobs():
+    from dtfnb.launch import LocalCluster
+    cluster = LocalCluster({"chief": 1, "ps": 2, "worker": 3}, start=False)
+    manifest = cluster.to_tfjob("mnist", image="example.com/dtfnb:0.1", port=2300)
+    assert manifest == to_tfjob({"chief": 1, "ps": 2, "worker": 3}, "mnist",
+                                "example.com/dtfnb:0.1", port=2300)
+    assert {job: spec["replicas"] for job, spec in
+            manifest["spec"]["tfReplicaSpecs"].items()} == {"Chief": 1, "PS": 2, "Worker": 3}
