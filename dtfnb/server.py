@@ -4,11 +4,12 @@
         --job ps --task 0
 
 The cluster comes from --cluster (JSON text or a JSON file), else from TF_CONFIG
-(Kubernetes TFJob) or Slurm's environment. The task binds the address the
-cluster gives it (127.0.0.1 in every example), or --bind's host at its port. It logs to stderr, and stops
-cleanly on SIGTERM or SIGINT (and, with --exit-with-parent, when its parent dies; with
---exit-on-eof, when its stdin closes: the ssh launcher's channel). --secrets-from-stdin
-takes the cluster token and TLS PEMs from a first line on stdin (docs/security.md).
+(Kubernetes TFJob) or Slurm's environment. The task binds the address the cluster
+gives it (127.0.0.1 in every example), or --bind's host at its port. It logs to stderr,
+and stops cleanly on SIGTERM or SIGINT (and, with --exit-with-parent, when its parent
+dies; with --exit-on-eof, when its stdin closes: the ssh launcher's channel).
+--secrets-from-stdin takes the cluster token and TLS PEMs from a first line on stdin
+(docs/security.md).
 `--link 100Mbit,2ms` and `--slow x3` emulate the task's network link and a slow task
 (dtfnb's own: see dtfnb/distributed_runtime/emulation.py).
 """

@@ -88,7 +88,8 @@ def test_a_manifest_has_a_replica_spec_per_job_that_runs_the_task_command():
     assert {rtype: spec["replicas"] for rtype, spec in specs.items()} == {
         "Chief": 1, "PS": 2, "Worker": 3, "Evaluator": 1}
     container, = specs["Worker"]["template"]["spec"]["containers"]
-    assert container["command"] == ["python", "-m", "dtfnb.server", "--bind", "0.0.0.0", "--cpus", "2"]
+    assert container["command"] == ["python", "-m", "dtfnb.server", "--bind", "0.0.0.0",
+                                    "--cpus", "2"]
     assert container["ports"] == [{"name": "tfjob-port", "containerPort": 2345}]
     # The token comes from a Secret: the manifest holds none.
     assert container["env"] == [{"name": "DTFNB_CLUSTER_TOKEN", "valueFrom": {
