@@ -50,6 +50,11 @@ LAYERS = {
         "Session(target), InteractiveSession, fetch and feed structures; it reaches a master "
         "through one function of distributed_runtime, `targets.connect`",
         {"base", "framework", "client", "distributed_runtime", "protos"}),
+    "launch": (
+        "starting a cluster's tasks: `Cluster` (state, logs, kill, restart, stop) over a "
+        "`Launcher` (the interface), LocalCluster, the local launcher (a fork server) and "
+        "the ssh launcher; no Jupyter",
+        {"base", "distributed_runtime", "launch", "server", "protos"}),
     "distributed_runtime": (
         "MasterInterface and WorkerInterface, each implemented in-process (Master, Worker) "
         "and for another process (RemoteMaster, RemoteWorker); MasterSession (prune, place, "
@@ -79,7 +84,7 @@ ALLOWED = {layer: imports for layer, (_, imports) in LAYERS.items()}
 
 def render_layers():
     """The table of docs/architecture.md, from LAYERS."""
-    order = [*LAYERS, "protos"]
+    order = [*LAYERS, "server", "protos"]  # server: dtfnb/server.py, the task's main
     rows = ["| folder | holds | may import |", "| --- | --- | --- |"]
     for layer, (holds, imports) in LAYERS.items():
         if layer == GRAPHDEF_LINE:

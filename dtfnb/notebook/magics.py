@@ -24,10 +24,11 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import MagicArgumentParser
 from IPython.display import display
 
+from dtfnb.launch import live_clusters
+from dtfnb.launch.forkserver import fork_server
 from dtfnb.notebook import reprs
 from dtfnb.notebook.board import tensorboard, tensorboard_module
-from dtfnb.notebook.forkserver import fork_server
-from dtfnb.notebook.launcher import LocalCluster, live_clusters
+from dtfnb.notebook.launcher import LocalCluster
 from dtfnb.notebook.progress import in_notebook
 from dtfnb.notebook.widgets import ClusterView
 

@@ -18,8 +18,8 @@ import comm
 
 from dtfnb.client.session import BaseSession
 from dtfnb.distributed_runtime.server_lib import Server
+from dtfnb.launch import live_clusters
 from dtfnb.notebook import palette
-from dtfnb.notebook.launcher import live_clusters
 from dtfnb.notebook.state import CELLS, Queues, Runs, Stops, Work, device_dict, hh_mm
 from dtfnb.notebook.stream import Feed, event_streams
 from dtfnb.notebook.widgets.cluster import task_devices

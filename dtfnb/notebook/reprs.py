@@ -12,7 +12,7 @@ from dtfnb.distributed_runtime.server_lib import Server, task_name
 from dtfnb.framework.graph import Graph
 from dtfnb.framework.operation import Operation
 from dtfnb.framework.tensor import Tensor
-from dtfnb.notebook.launcher import LocalCluster
+from dtfnb.launch import Cluster
 from dtfnb.notebook.widgets.base import escape
 from dtfnb.ops.data_flow_ops import QueueBase
 
@@ -34,15 +34,15 @@ def cluster_spec_html(spec):
                                                   "dtfnb-cluster-spec")
 
 
-def local_cluster_html(cluster):
-    """A LocalCluster as HTML: its tasks, their states and targets, and their emulated
+def cluster_html(cluster):
+    """A Cluster as HTML: its tasks, their states and targets, and their emulated
     conditions if any has some."""
     emulated = any(task.emulated for task in cluster.tasks)
     rows = [(task.name, task.state, f"grpc://{task.address}",
              *([task.emulated or "none"] if emulated else [])) for task in cluster.tasks]
     header = ("task", "state", "target", *(["emulated link · slowness"] if emulated else []))
     devices = f"{cluster.cpus} CPU" + (f", {cluster.gpus} emulated GPU" if cluster.gpus else "")
-    return (f"<b>LocalCluster {escape(cluster.name)}</b> ({escape(devices)} per task)"
+    return (f"<b>{type(cluster).__name__} {escape(cluster.name)}</b> ({escape(devices)} per task)"
             + _table(header, rows, "dtfnb-local-cluster"))
 
 
@@ -115,7 +115,7 @@ def queue_html(queue):
             + _table(("component", "dtype", "shape"), components, "dtfnb-queue"))
 
 
-HTML = {ClusterSpec: cluster_spec_html, LocalCluster: local_cluster_html, Server: server_html,
+HTML = {ClusterSpec: cluster_spec_html, Cluster: cluster_html, Server: server_html,
         BaseSession: session_html, Graph: graph_html, Operation: operation_html,
         Tensor: tensor_html, QueueBase: queue_html}
 TEXT = {BaseSession: lambda s, p, cycle: p.text(session_text(s)),

@@ -10,7 +10,7 @@ import time
 from dtfnb.client.session import BaseSession
 from dtfnb.distributed_runtime.server_lib import Server, running_server
 from dtfnb.distributed_runtime.transport.monitor import watch
-from dtfnb.notebook.launcher import LocalCluster
+from dtfnb.launch import Cluster
 from dtfnb.protos import monitor_pb2
 from dtfnb.runtime.events import EventLog
 
@@ -26,7 +26,7 @@ def event_streams(source, kinds=()):
     """
     if isinstance(source, (list, tuple)):
         return [stream for one in source for stream in event_streams(one, kinds)]
-    if isinstance(source, LocalCluster):
+    if isinstance(source, Cluster):
         return event_streams([source.target(t.job, t.index) for t in source.tasks
                               if t.state == "serving"], kinds)
     if isinstance(source, Server):

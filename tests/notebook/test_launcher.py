@@ -7,9 +7,9 @@ import socket
 import pytest
 
 import dtfnb as tf
+from dtfnb.launch import live_clusters
+from dtfnb.launch.forkserver import fork_server
 from dtfnb.notebook import LocalCluster
-from dtfnb.notebook.forkserver import fork_server
-from dtfnb.notebook.launcher import live_clusters
 from tests.helpers import chapter_pinning_graph, poll_for
 from tests.notebook.kernel_util import running
 

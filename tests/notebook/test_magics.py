@@ -8,7 +8,8 @@ from IPython.core.error import UsageError
 
 import dtfnb as tf
 from dtfnb.distributed_runtime.cluster import local_addresses
-from dtfnb.notebook.launcher import LocalCluster, live_clusters
+from dtfnb.launch import live_clusters
+from dtfnb.notebook.launcher import LocalCluster
 from dtfnb.notebook.magics import parse_cluster
 
 

@@ -15,7 +15,7 @@ def _start_cluster(kernel):
     kernel.execute("from dtfnb.notebook import LocalCluster\n"
                    "other = LocalCluster({'worker': 1}, name='other')")
     kernel.execute("%%cluster\nps: 1\nworker: 2\n")
-    messages = kernel.execute("from dtfnb.notebook.forkserver import fork_server\n"
+    messages = kernel.execute("from dtfnb.launch.forkserver import fork_server\n"
                               "print(*[p.pid(t.job, t.index) for p in (cluster, other) "
                               "for t in p.tasks], fork_server().process.pid)")
     pids = [int(pid) for pid in stdout(messages).split()]

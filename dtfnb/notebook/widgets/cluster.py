@@ -3,7 +3,7 @@ step across all of them."""
 
 import time
 
-from dtfnb.notebook.launcher import LocalCluster
+from dtfnb.launch import Cluster
 from dtfnb.notebook.palette import colour, short
 from dtfnb.notebook.state import Tasks, Traffic, step_timeline
 from dtfnb.notebook.widgets.base import EventWidget, escape, human_bytes, plural
@@ -39,7 +39,7 @@ class ClusterView(EventWidget):
     kinds = ("health", "step", "traffic")
 
     def __init__(self, source):
-        self.cluster = source if isinstance(source, LocalCluster) else None
+        self.cluster = source if isinstance(source, Cluster) else None
         self.tasks = Tasks()
         self.traffic = Traffic()
         super().__init__(source)

@@ -10,7 +10,7 @@ import collections
 
 from dtfnb.client.session import BaseSession
 from dtfnb.distributed_runtime.server_lib import Server
-from dtfnb.notebook.launcher import LocalCluster
+from dtfnb.launch import Cluster
 from dtfnb.notebook.state import Runs, Stops
 from dtfnb.notebook.widgets.base import EventWidget, escape, human_bytes, plural
 
@@ -45,7 +45,7 @@ class PlacementView(EventWidget):
         self._target = None     # where every task of the source is, for a single task
         if isinstance(source, BaseSession):
             self.runs.targets[source._handle] = source.sess_str or "in-process"
-        elif isinstance(source, LocalCluster):
+        elif isinstance(source, Cluster):
             self.runs.addresses.update({task.name: source.target(task.job, task.index)
                                         for task in source.tasks})
         elif isinstance(source, (Server, str)):

@@ -27,6 +27,7 @@ import threading
 import time
 
 from dtfnb.base.errors import UnavailableError
+from dtfnb.launch.launcher import TaskProcess
 
 _MESSAGE_BYTES = 1 << 20   # a request carries the environment
 _REAP_SECONDS = 0.02
@@ -34,8 +35,8 @@ _REPLY_SECONDS = 30.0
 _PR_SET_PDEATHSIG = 1
 
 
-class ForkedProcess:
-    """A child of the fork server, with the part of Popen's interface a Task uses."""
+class ForkedProcess(TaskProcess):
+    """A child of the fork server."""
 
     def __init__(self, server, pid, stdout):
         self._server = server
@@ -64,10 +65,6 @@ class ForkedProcess:
         if self.poll() is None:
             os.kill(self.pid, signum)
 
-    def kill(self):
-        """Kills the process with SIGKILL."""
-        self.send_signal(signal.SIGKILL)
-
 
 class ForkServer:
     """The parent's side: `spawn(argv)` -> ForkedProcess. Thread-safe; starts no thread."""
@@ -78,7 +75,7 @@ class ForkServer:
         # Its own session, as every task's: interrupting the kernel (SIGINT to its
         # process group) must not stop the cluster.
         self.process = subprocess.Popen(
-            [sys.executable, "-c", "import sys; from dtfnb.notebook.forkserver import serve; "
+            [sys.executable, "-c", "import sys; from dtfnb.launch.forkserver import serve; "
              "serve(int(sys.argv[1]))", str(theirs.fileno())],
             pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             start_new_session=True)

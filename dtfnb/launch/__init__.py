@@ -1,0 +1,39 @@
+"""Starting a cluster's tasks: `Cluster` over a `Launcher`, and the launchers.
+
+The layer sits between the runtime (a task is `python -m dtfnb.server`, whose cluster
+comes from `--cluster`, TF_CONFIG or Slurm's environment through
+dtfnb/distributed_runtime/resolvers.py) and the notebook (`%%cluster --launcher`). It
+knows nothing of Jupyter.
+
+The interface (launcher.py): `Launcher.start(spec, tasks)` starts TaskStarts (job, index,
+server flags) of the cluster `spec` and returns one `TaskProcess` per task: `pid`,
+`poll()`, `send_signal()`, `kill()`, `wait(timeout)`, the task's output as lines
+(`stdout`), and `address` where the launcher picks it. `Cluster` waits until every task
+accepts connections and gives `state`, `logs`, `kill`, `restart` and `stop` the same
+meaning under every launcher; it never asks which launcher it has. Each launcher ties
+its tasks' lives to the client: when the client dies, however it dies, its tasks stop.
+
+- `LocalLauncher` (local.py): forked from a fork server on this machine
+  (forkserver.py); tasks inherit the client's environment and stop with it
+  (`--exit-with-parent`, and the fork server stops them when the client goes).
+- `SSHLauncher` (ssh.py): one `ssh` channel per task to the host its address names;
+  the cluster token and TLS material go over the channel's stdin first
+  (`--secrets-from-stdin`), and the task stops when the channel closes
+  (`--exit-on-eof`). Signals go to the remote process by its pid.
+- srun fits as one launcher whose `start` runs all the tasks it is given as one
+  `srun` step inside the allocation: one handle per Slurm task over the step's labelled
+  output, each task's role from SLURM_PROCID through the resolvers (or `--job`/`--task`
+  per task with `--multi-prog`), and a signal to one task through `scancel` of that step.
+- sbatch fits with `picks_addresses = True`: the Cluster is given task counts, `start`
+  submits one batch job (its script previewable before), and each handle's `address`
+  stays None until its task has reported where it serves (Slurm chooses the nodes);
+  the Cluster waits for those reports, then builds its `spec` from them. `close()`
+  cancels the job.
+"""
+
+from dtfnb.launch.cluster import Cluster, LocalCluster, live_clusters
+from dtfnb.launch.launcher import Launcher, TaskProcess, TaskStart
+from dtfnb.launch.local import LocalLauncher
+
+__all__ = ["Cluster", "Launcher", "LocalCluster", "LocalLauncher", "TaskProcess", "TaskStart",
+           "live_clusters"]
