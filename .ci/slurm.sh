@@ -12,12 +12,17 @@ usage() { echo "usage: $0 up|down DIR" >&2; exit 2; }
 command=$1
 dir=$(realpath -m "$2")
 
-stop() {  # stop the daemon whose pid file is $1, waiting until it is gone
-    local pid
-    pid=$(cat "$1" 2>/dev/null) || return 0
-    kill "$pid" 2>/dev/null || return 0
-    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-    kill -9 "$pid" 2>/dev/null || true
+stop() {  # stop the daemons whose pid files are given, together (each takes ~2 s)
+    local pids=() pid
+    for file in "$@"; do
+        pid=$(cat "$file" 2>/dev/null) && kill "$pid" 2>/dev/null && pids+=("$pid")
+    done
+    for _ in $(seq 100); do
+        for i in "${!pids[@]}"; do kill -0 "${pids[$i]}" 2>/dev/null || unset "pids[$i]"; done
+        [ ${#pids[@]} -eq 0 ] && return 0
+        sleep 0.1
+    done
+    kill -9 "${pids[@]}" 2>/dev/null || true
 }
 
 down() {
@@ -30,9 +35,7 @@ down() {
             sleep 0.1
         done
     fi
-    stop "$dir/slurmd.pid"
-    stop "$dir/slurmctld.pid"
-    stop "$dir/munged.pid"
+    stop "$dir/slurmd.pid" "$dir/slurmctld.pid" "$dir/munged.pid"
     rm -rf "$dir"
 }
 
