@@ -6,7 +6,9 @@
 The cluster comes from --cluster (JSON text or a JSON file), else from TF_CONFIG
 (Kubernetes TFJob) or Slurm's environment. The task binds the address the
 cluster gives it (127.0.0.1 in every example). It logs to stderr, and stops
-cleanly on SIGTERM or SIGINT (and, with --exit-with-parent, when its parent dies).
+cleanly on SIGTERM or SIGINT (and, with --exit-with-parent, when its parent dies; with
+--exit-on-eof, when its stdin closes: the ssh launcher's channel). --secrets-from-stdin
+takes the cluster token and TLS PEMs from a first line on stdin (docs/security.md).
 `--link 100Mbit,2ms` and `--slow x3` emulate the task's network link and a slow task
 (dtfnb's own: see dtfnb/distributed_runtime/emulation.py).
 """
@@ -16,17 +18,21 @@ import faulthandler
 import json
 import logging
 import os
+import select
 import signal
 import sys
 import threading
+import time
 
 from dtfnb.distributed_runtime.emulation import LINK_FORM, SLOW_FORM, parse_link, parse_slow
 from dtfnb.distributed_runtime.resolvers import resolve_from_environment
 from dtfnb.distributed_runtime.server_lib import Server, task_name
+from dtfnb.launch.launcher import TLS_VARIABLES
 from dtfnb.protos import config_pb2
 
 log = logging.getLogger("dtfnb.server")
 _STOP_REPORT_SECONDS = 10
+_SECRETS_SECONDS = 30  # how long --secrets-from-stdin waits for the launcher's line
 _SIGNAL_CHECK_SECONDS = 0.2  # how soon a signal that reached another thread is handled
 SCHED_BATCH_VARIABLE = "DTFNB_SCHED_BATCH"
 
@@ -50,6 +56,13 @@ def _parse(argv):
                         help="stop when the process that started this one exits (or "
                              "process PID: a launcher that may exit before this task has "
                              "started names itself)")
+    parser.add_argument("--exit-on-eof", action="store_true",
+                        help="stop when stdin closes (a launcher's channel, such as ssh's, "
+                             "that ends with its client)")
+    parser.add_argument("--secrets-from-stdin", action="store_true",
+                        help="read the cluster token and TLS PEMs as one JSON line on stdin "
+                             "first ({\"DTFNB_CLUSTER_TOKEN\": ..., \"DTFNB_TLS_CERT\": "
+                             "PEM text, ...}), so that they appear in no argv or environment")
     return parser.parse_args(argv)
 
 
@@ -82,6 +95,40 @@ def _cluster_and_task(args):
     return resolver.cluster_spec(), job, task
 
 
+def _read_secrets(fd):
+    """Takes the secrets line a launcher writes first on stdin (`fd`): the token into this
+    process's environment, each PEM into a memory file only this process holds (gone with
+    it, however it ends), named in DTFNB_TLS_* as Security expects."""
+    line = b""
+    deadline = time.monotonic() + _SECRETS_SECONDS
+    while not line.endswith(b"\n"):
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        chunk = os.read(fd, 1) if ready else b""   # one byte: what follows is not ours
+        if not chunk:
+            raise SystemExit(f"--secrets-from-stdin: no secrets line within "
+                             f"{_SECRETS_SECONDS} s")
+        line += chunk
+    for name, value in json.loads(line).items():
+        if name == "DTFNB_CLUSTER_TOKEN":
+            os.environ[name] = value
+        elif name in TLS_VARIABLES:
+            memory = os.memfd_create(name.lower())
+            os.write(memory, value.encode())
+            os.environ[name] = f"/proc/self/fd/{memory}"
+        else:
+            raise SystemExit(f"--secrets-from-stdin: {name!r} is not a secret dtfnb reads")
+
+
+def _watch_stdin(server, fd):
+    """Stops the server once stdin (`fd`) reaches its end: the launcher's channel has
+    closed. It reads the descriptor, not sys.stdin, whose lock a daemon thread would
+    still hold as the interpreter exits."""
+    while os.read(fd, 4096):
+        pass
+    log.warning("stdin closed: stopping")
+    server.stop()
+
+
 def _watch_parent(server, parent):
     while not server.stopped.wait(0.5):
         try:
@@ -112,6 +159,8 @@ def main(argv=None):
     logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     args = _parse(argv)
+    if args.secrets_from_stdin:
+        _read_secrets(sys.stdin.fileno())
     _schedule_for_throughput()
     cluster, job, task = _cluster_and_task(args)
     config = config_pb2.ConfigProto(device_count={"CPU": args.cpus},
@@ -127,6 +176,9 @@ def main(argv=None):
                     emulate=dict(link=args.link, slow=args.slow))
     if args.exit_with_parent is not None:
         threading.Thread(target=_watch_parent, args=(server, args.exit_with_parent or parent),
+                         daemon=True).start()
+    if args.exit_on_eof:
+        threading.Thread(target=_watch_stdin, args=(server, sys.stdin.fileno()),
                          daemon=True).start()
     log.info("%s serving at %s%s", task_name(job, task), server.target,
              f" (emulated: {server.emulated.description})" if server.emulated.description

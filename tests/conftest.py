@@ -1,5 +1,5 @@
 """Test-wide guards (every test starts from a fresh default graph and leaks no threads) and
-the `cluster` fixture. What tests import lives in helpers.py."""
+the `cluster` and `sshd` fixtures. What tests import lives in helpers.py."""
 
 import threading
 
@@ -8,6 +8,7 @@ import pytest
 import dtfnb as tf
 from dtfnb.distributed_runtime.transport import unix
 from tests.helpers import Cluster, leaked_threads
+from tests.launch.sshd import Sshd, unavailable
 
 
 def pytest_collection_modifyitems(items):
@@ -60,3 +61,15 @@ def cluster(monkeypatch):
     yield start
     for tasks in reversed(started):
         tasks.stop()
+
+
+@pytest.fixture(scope="session")
+def sshd():
+    """A real sshd on 127.0.0.1 for the whole run (tests/launch/sshd.py); skips where none
+    can start."""
+    reason = unavailable()
+    if reason:
+        pytest.skip(reason)
+    server = Sshd().start()
+    yield server
+    server.stop()

@@ -34,6 +34,7 @@ its tasks' lives to the client: when the client dies, however it dies, its tasks
 from dtfnb.launch.cluster import Cluster, LocalCluster, live_clusters
 from dtfnb.launch.launcher import Launcher, TaskProcess, TaskStart
 from dtfnb.launch.local import LocalLauncher
+from dtfnb.launch.ssh import SSHLauncher
 
-__all__ = ["Cluster", "Launcher", "LocalCluster", "LocalLauncher", "TaskProcess", "TaskStart",
-           "live_clusters"]
+__all__ = ["Cluster", "Launcher", "LocalCluster", "LocalLauncher", "SSHLauncher", "TaskProcess",
+           "TaskStart", "live_clusters"]

@@ -100,7 +100,7 @@ class Task:
         self._reader.start()
 
     def _read_output(self, process):
-        with process.stdout:
+        with contextlib.closing(process.stdout):
             for line in process.stdout:
                 self.log.append(line.rstrip("\n"))
 

@@ -6,7 +6,9 @@ ps: 2
 worker: 3
 ```
 
-starts a LocalCluster of task processes and binds it to `cluster` in the notebook.
+starts a LocalCluster of task processes and binds it to `cluster` in the notebook;
+`--launcher ssh --python /opt/venv/bin/python` starts each task over ssh on the host its
+address names (`worker: hostB:2222`) instead (dtfnb/launch/ssh.py).
 The body may also be the chapter's ClusterSpec dict, `{"ps": ["127.0.0.1:2221"], ...}`
 (read with ast.literal_eval: it is data, never run). `--link 100Mbit,2ms --link
 ps:0=1Gbit --slow worker:2=x3` emulate network links and slow tasks (LocalCluster's
@@ -24,11 +26,12 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import MagicArgumentParser
 from IPython.display import display
 
-from dtfnb.launch import live_clusters
+from dtfnb.launch import SSHLauncher, live_clusters
+from dtfnb.launch.cluster import addresses
 from dtfnb.launch.forkserver import fork_server
 from dtfnb.notebook import reprs
 from dtfnb.notebook.board import tensorboard, tensorboard_module
-from dtfnb.notebook.launcher import LocalCluster
+from dtfnb.notebook.launcher import Cluster, LocalCluster
 from dtfnb.notebook.progress import in_notebook
 from dtfnb.notebook.widgets import ClusterView
 
@@ -36,7 +39,7 @@ _panel = None
 
 
 def _cell_parser():
-    parser = MagicArgumentParser(prog="%%cluster", description="Start a LocalCluster.")
+    parser = MagicArgumentParser(prog="%%cluster", description="Start a cluster.")
     parser.add_argument("--name", default="cluster",
                         help="the variable the cluster is bound to (default: cluster)")
     parser.add_argument("--host", default="127.0.0.1", help="the address tasks bind")
@@ -53,7 +56,27 @@ def _cell_parser():
                              "worker=pareto:1.5,10ms; repeatable")
     parser.add_argument("--timeout", type=float, default=30.0,
                         help="seconds that starting may take")
+    parser.add_argument("--launcher", choices=sorted(LAUNCHERS), default="local",
+                        help="what starts the tasks: local (forked here, the default) or "
+                             "ssh (on the host each address names)")
+    parser.add_argument("--python", help="ssh: the interpreter on the hosts (default python3)")
+    parser.add_argument("--ssh-user", help="ssh: the login name on the hosts")
+    parser.add_argument("--ssh-port", type=int, help="ssh: sshd's port on the hosts")
+    parser.add_argument("--ssh-identity", help="ssh: the private key file (ssh -i)")
+    parser.add_argument("--ssh-option", action="append", default=[], metavar="OPTION",
+                        help="ssh: an `ssh -o` option, such as StrictHostKeyChecking=yes; "
+                             "repeatable")
     return parser
+
+
+def _ssh(args):
+    return SSHLauncher(python=args.python or "python3", user=args.ssh_user,
+                       port=args.ssh_port, identity=args.ssh_identity,
+                       options=args.ssh_option)
+
+
+# --launcher NAME -> the launcher from the cell's options (None: a LocalCluster's own).
+LAUNCHERS = {"local": None, "ssh": _ssh}
 
 
 def _line_parser():
@@ -121,8 +144,11 @@ class ClusterMagics(Magics):
     @line_cell_magic
     def cluster(self, line, cell=None):
         """%%cluster [--name NAME] [--host HOST] [--ports P,P,...|--port-base P] [--cpus N]
-        [--gpus N] [--link [TASK=]SPEC]... [--slow TASK=SPEC]...: start the cluster of the
-        cell's body, one process per task, with emulated links and slow tasks.
+        [--gpus N] [--link [TASK=]SPEC]... [--slow TASK=SPEC]... [--launcher local|ssh
+        [--python PATH] [--ssh-user U] [--ssh-port P] [--ssh-identity FILE]
+        [--ssh-option OPT]...]: start the cluster of the cell's body, one process per task
+        (here, or over ssh on the hosts its addresses name), with emulated links and slow
+        tasks.
         %cluster list | status [NAME] | stop [NAME] [--all] | logs JOB TASK [--name NAME]"""
         if cell is None:
             return self._command(LINE_PARSER.parse_argstring(line))
@@ -151,14 +177,24 @@ class ClusterMagics(Magics):
                 raise UsageError(f"--slow {option!r}: name the task or job, such as "
                                  "worker:2=x3 or worker=+20ms")
             slow[where] = text
+        make_launcher = LAUNCHERS[args.launcher]
+        remote_options = [f"--{name.replace('_', '-')}" for name in
+                          ("python", "ssh_user", "ssh_port", "ssh_identity", "ssh_option")
+                          if getattr(args, name)]
+        if make_launcher is None and remote_options:
+            raise UsageError(f"{', '.join(remote_options)}: only with --launcher ssh")
         for old in live_clusters():   # running the cell again replaces its cluster
             if old.name == args.name:
                 self._stop(old)
+        options = dict(name=args.name, cpus=args.cpus, gpus=args.gpus, link=link, links=links,
+                       slow=slow, timeout=args.timeout, progress=True)
         try:
-            cluster = LocalCluster(spec, name=args.name, host=args.host, ports=ports,
-                                   port_base=args.port_base, cpus=args.cpus, gpus=args.gpus,
-                                   link=link, links=links, slow=slow,
-                                   timeout=args.timeout, progress=True)
+            if make_launcher is None:
+                cluster = LocalCluster(spec, host=args.host, ports=ports,
+                                       port_base=args.port_base, **options)
+            else:
+                cluster = Cluster(addresses(spec, args.host, ports, args.port_base),
+                                  make_launcher(args), **options)
         except (TypeError, ValueError) as err:
             raise UsageError(str(err)) from None
         self.shell.user_ns[args.name] = cluster

@@ -1,6 +1,7 @@
 """%%cluster and %cluster in an IPython shell of this process (the fast tests); the
 real kernel is in test_kernel.py."""
 
+import sys
 import time
 
 import pytest
@@ -133,3 +134,25 @@ def test_cluster_magic_emulates_links_and_slow_tasks(shell, capsys):
         with pytest.raises(UsageError, match=match):
             shell.run_cell_magic("cluster", f"--name refused {line}", "ps: 1\nworker: 2\n")
     shell.run_line_magic("cluster", "stop emulated")
+
+
+def test_cluster_magic_starts_tasks_over_ssh(shell, sshd, capsys):
+    options = sshd.options
+    shell.run_cell_magic(
+        "cluster", f"--name remote --launcher ssh --python {sys.executable} --ssh-user "
+        f"{options['user']} --ssh-port {options['port']} --ssh-identity "
+        f"{options['identity']} --ssh-option {options['options'][0]}", "worker: 1\n")
+    cluster = shell.user_ns["remote"]
+    x = tf.constant(2.0, name="x") * 5
+    with tf.Session(cluster.target("worker")) as sess:
+        assert sess.run(x) == 10.0
+    capsys.readouterr()
+    shell.run_line_magic("cluster", "list")
+    assert "<Cluster 'remote' (worker: 1) via ssh: 1 serving>" in capsys.readouterr().out
+    shell.run_line_magic("cluster", "stop remote")
+    assert cluster.state("worker") == "stopped"
+
+
+def test_ssh_options_need_the_ssh_launcher(shell):
+    with pytest.raises(UsageError, match="--python, --ssh-port: only with --launcher ssh"):
+        shell.run_cell_magic("cluster", "--python python3 --ssh-port 22", "worker: 1\n")
