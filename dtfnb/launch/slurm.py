@@ -42,6 +42,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 
 from dtfnb.launch.launcher import Launcher, TaskProcess, TaskStart, client_secrets
 
@@ -310,12 +311,9 @@ class SbatchLauncher(_SlurmLauncher):
     _step_flags = ("--secrets-from-stdin",)
 
     def __init__(self, python=None, port_base=None, directory=None, options=()):
-        if directory is None:
-            base = pathlib.Path.home() / ".dtfnb" / "slurm"
-            base.mkdir(mode=0o700, parents=True, exist_ok=True)
-            directory = tempfile.mkdtemp(dir=base)
         super().__init__(python, port_base, options)
-        self.directory = pathlib.Path(directory)
+        self.directory = pathlib.Path(directory or pathlib.Path.home() / ".dtfnb" / "slurm" /
+                                      f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}")
         self.job_id = None
         self._watchdog = None
 
@@ -351,7 +349,7 @@ class SbatchLauncher(_SlurmLauncher):
             ""])
 
     def _start_step(self, tasks):
-        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)   # only its owner's
         (self.directory / "tasks.log").unlink(missing_ok=True)   # a former start's
         secrets = os.open(self.directory / "secrets", os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
                           0o600)
