@@ -6,6 +6,8 @@ Against a real single-node Slurm (the `slurm` fixture, tests/launch/slurm.py).""
 
 import os
 import stat
+import subprocess
+import sys
 import time
 
 import pytest
@@ -46,6 +48,29 @@ def test_srun_gives_roles_by_rank_on_consecutive_ports(slurm):
                 v = tf.Variable(2.0)
             sess.run(v.initializer)
             assert sess.run(v * 3.0) == 6.0
+
+
+_IN_ALLOCATION = """
+import os
+import dtfnb as tf
+from dtfnb.launch import Cluster, SrunLauncher
+with Cluster({"ps": 1, "worker": 2}, SrunLauncher()) as cluster:
+    cluster.kill("worker", 0)
+    cluster.restart("worker", 0)
+    with tf.Session(cluster.target("worker", 0)) as sess:
+        print(sess.run(tf.constant(2.0) * 3.0))
+    print(os.environ["SLURM_JOB_ID"], *[task.process.job_id for task in cluster.tasks])
+"""
+
+
+def test_srun_runs_its_step_in_the_allocation_it_runs_in(slurm):
+    # salloc runs the client with the allocation's SLURM_JOB_ID, as a notebook started in it.
+    result = subprocess.run(["salloc", "--ntasks=3", sys.executable, "-c", _IN_ALLOCATION],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    product, jobs = result.stdout.splitlines()
+    assert product == "6.0"
+    assert len(set(jobs.split())) == 1   # the step, and the task restarted alone, are in it
 
 
 def test_srun_hands_the_secrets_to_every_task_on_its_stdin(slurm, certificates,  # noqa: F811
