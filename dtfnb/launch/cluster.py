@@ -136,8 +136,8 @@ class Cluster:
     """A cluster of task processes, started by `launcher`.
 
     Args:
-      spec: the cluster as a dict of job name to addresses, or a `tf.train.ClusterSpec`
-        (job name to task counts where the launcher picks the addresses).
+      spec: the cluster as a dict of job name to addresses or a `tf.train.ClusterSpec`;
+        a dict of job name to task count where the launcher picks the addresses (sbatch).
       launcher: what starts the tasks (default: a LocalLauncher, on this machine).
       name: what the cluster is called in listings (`%%cluster --name`).
       cpus, gpus: CPU devices and emulated GPU devices of each task.
@@ -327,11 +327,6 @@ class LocalCluster(Cluster):
     def __init__(self, spec_or_counts, name="cluster", host="127.0.0.1", ports=None,
                  port_base=None, cpus=1, gpus=0, link=None, links=None, slow=None,
                  timeout=30.0, progress=None, start=True):
-        if not (isinstance(spec_or_counts, dict) and spec_or_counts
-                and all(isinstance(tasks, int) for tasks in spec_or_counts.values())):
-            host = None   # the addresses are given
-        if host is not None:
-            _check_local(f"{host}:0")
         spec = ClusterSpec(addresses(spec_or_counts, host, ports, port_base))
         for job in spec.jobs:
             for index in spec.task_indices(job):

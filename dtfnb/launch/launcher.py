@@ -13,6 +13,8 @@ import json
 import os
 import signal
 
+TLS_VARIABLES = ("DTFNB_TLS_CERT", "DTFNB_TLS_KEY", "DTFNB_TLS_CA")  # docs/security.md
+
 # One task to start: its job, index and the server flags the cluster gives it (CPU and GPU
 # counts, emulated links); the launcher adds --cluster, --job, --task and the flags that
 # tie the task's life to the client (--exit-with-parent, --exit-on-eof).
@@ -88,6 +90,3 @@ def client_secrets(environ=os.environ):
             with open(environ[name]) as f:
                 secrets[name] = f.read()
     return secrets
-
-
-TLS_VARIABLES = ("DTFNB_TLS_CERT", "DTFNB_TLS_KEY", "DTFNB_TLS_CA")

@@ -7,7 +7,7 @@ Nothing in dtfnb imports this package: `import dtfnb` stays free of IPython.
 """
 
 from dtfnb.notebook.experiment import Proportion, compare, compare_together
-from dtfnb.notebook.launcher import LocalCluster
+from dtfnb.notebook.launcher import Cluster, LocalCluster
 from dtfnb.notebook.progress import in_notebook, progress
 from dtfnb.notebook.widgets import (
     ClusterView,
@@ -18,7 +18,7 @@ from dtfnb.notebook.widgets import (
     StepTimeline,
 )
 
-__all__ = ["ClusterView", "LocalCluster", "PlacementView", "Proportion", "QueueMonitor",
+__all__ = ["Cluster", "ClusterView", "LocalCluster", "PlacementView", "Proportion", "QueueMonitor",
            "QueuePlot", "StalenessPlot", "StepTimeline", "compare", "compare_together",
            "load_ipython_extension", "progress", "unload_ipython_extension"]
 

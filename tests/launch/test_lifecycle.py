@@ -6,6 +6,7 @@ process (task, ssh channel) names the cluster's addresses any more."""
 import importlib
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -109,7 +110,8 @@ def test_no_task_outlives_a_killed_client(recipe):
         [sys.executable, "-c", _CLIENT, recipe[0], json.dumps(recipe[1]), json.dumps(spec)],
         stdout=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        pids = json.loads(client.stdout.readline() or "[]")
+        ready, _, _ = select.select([client.stdout], [], [], 60)
+        pids = json.loads(client.stdout.readline() or "[]") if ready else []
         assert len(pids) == 3 and all(_running(pid) for pid in pids)
         cluster_addresses = [a for tasks in spec.values() if isinstance(tasks, list)
                              for a in tasks]
