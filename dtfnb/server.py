@@ -4,10 +4,12 @@
         --job ps --task 0
 
 The cluster comes from --cluster (JSON text or a JSON file), else from TF_CONFIG
-(Kubernetes TFJob) or Slurm's environment. The task binds the address the cluster
-gives it (127.0.0.1 in every example), or --bind's host at its port. It logs to stderr,
-and stops cleanly on SIGTERM or SIGINT (and, with --exit-with-parent, when its parent
-dies; with --exit-on-eof, when its stdin closes: the ssh launcher's channel).
+(Kubernetes TFJob) or Slurm's environment: under `srun`, `--jobs ps=1,worker=2` gives
+Slurm's tasks to jobs in rank order and each listens on `--port-base` + its rank on
+its node (SlurmClusterResolver). The task binds the address the cluster gives it
+(127.0.0.1 in every example), or --bind's host at its port. It logs to stderr, and
+stops cleanly on SIGTERM or SIGINT (and, with --exit-with-parent, when its parent dies;
+with --exit-on-eof, when its stdin closes: the ssh launcher's channel).
 --secrets-from-stdin takes the cluster token and TLS PEMs from a first line on stdin
 (docs/security.md).
 `--link 100Mbit,2ms` and `--slow x3` emulate the task's network link and a slow task
@@ -44,6 +46,12 @@ def _parse(argv):
     parser.add_argument("--cluster", help="the ClusterSpec as JSON, or a JSON file")
     parser.add_argument("--job", help="this task's job name")
     parser.add_argument("--task", type=int, help="this task's index in its job")
+    parser.add_argument("--jobs", type=_checked(_job_counts), metavar="JOB=N,...",
+                        help="under Slurm: the jobs of its tasks in rank order (default: "
+                             "every task a worker)")
+    parser.add_argument("--port-base", type=int, default=8888,
+                        help="under Slurm: each task listens on this port + its rank on "
+                             "its node (default 8888)")
     parser.add_argument("--cpus", type=int, default=1, help="CPU devices (default 1)")
     parser.add_argument("--emulated-gpus", type=int, default=0,
                         help="GPU devices emulated with numpy where CUDA is absent")
@@ -83,6 +91,17 @@ def _checked(parse):
     return check
 
 
+def _job_counts(text):
+    """`ps=1,worker=2` -> {"ps": 1, "worker": 2}, in the order given."""
+    counts = {}
+    for item in text.split(","):
+        job, _, count = item.partition("=")
+        if not job or not count.isdigit() or int(count) < 1 or job in counts:
+            raise ValueError(f"bad job count {item!r}: expected JOB=N,... like ps=1,worker=2")
+        counts[job] = int(count)
+    return counts
+
+
 def _cluster_and_task(args):
     if args.cluster:
         text = args.cluster
@@ -93,7 +112,8 @@ def _cluster_and_task(args):
         if args.job is None or args.task is None:
             raise SystemExit("--job and --task are required with --cluster")
         return cluster, args.job, args.task
-    resolver = resolve_from_environment()
+    jobs = _job_counts(args.jobs) if args.jobs else None
+    resolver = resolve_from_environment(jobs=jobs, port_base=args.port_base)
     if resolver is None:
         raise SystemExit("no cluster: pass --cluster, or set TF_CONFIG, or run under Slurm")
     job = args.job if args.job is not None else resolver.task_type

@@ -1,5 +1,5 @@
 """Test-wide guards (every test starts from a fresh default graph and leaks no threads) and
-the `cluster` and `sshd` fixtures. What tests import lives in helpers.py."""
+the `cluster`, `sshd` and `slurm` fixtures. What tests import lives in helpers.py."""
 
 import threading
 
@@ -8,7 +8,8 @@ import pytest
 import dtfnb as tf
 from dtfnb.distributed_runtime.transport import unix
 from tests.helpers import Cluster, leaked_threads
-from tests.launch.sshd import Sshd, unavailable
+from tests.launch import slurm as slurm_daemons
+from tests.launch import sshd as sshd_server
 
 
 def pytest_collection_modifyitems(items):
@@ -67,9 +68,24 @@ def cluster(monkeypatch):
 def sshd():
     """A real sshd on 127.0.0.1 for the whole run (tests/launch/sshd.py); skips where none
     can start."""
-    reason = unavailable()
+    reason = sshd_server.unavailable()
     if reason:
         pytest.skip(reason)
-    server = Sshd().start()
+    server = sshd_server.Sshd().start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def slurm():
+    """A real single-node Slurm for the whole run (tests/launch/slurm.py: SLURM_CONF is set
+    while it runs); skips, saying why, where its daemons cannot start."""
+    reason = slurm_daemons.unavailable()
+    if reason:
+        pytest.skip(reason)
+    try:
+        daemons = slurm_daemons.Slurm().start()
+    except RuntimeError as e:
+        pytest.skip(str(e))
+    yield daemons
+    daemons.stop()

@@ -20,21 +20,22 @@ its tasks' lives to the client: when the client dies, however it dies, its tasks
   the cluster token and TLS material go over the channel's stdin first
   (`--secrets-from-stdin`), and the task stops when the channel closes
   (`--exit-on-eof`). Signals go to the remote process by its pid.
-- srun fits as one launcher whose `start` runs all the tasks it is given as one
-  `srun` step inside the allocation: one handle per Slurm task over the step's labelled
-  output, each task's role from SLURM_PROCID through the resolvers (or `--job`/`--task`
-  per task with `--multi-prog`), and a signal to one task through `scancel` of that step.
-- sbatch fits with `picks_addresses = True`: the Cluster is given task counts, `start`
-  submits one batch job (its script previewable before), and each handle's `address`
-  stays None until its task has reported where it serves (Slurm chooses the nodes);
-  the Cluster waits for those reports, then builds its `spec` from them. `close()`
-  cancels the job.
+- `SrunLauncher` and `SbatchLauncher` (slurm.py): every task of the cluster as one
+  Slurm job step (`srun --multi-prog`), each task's role from SLURM_PROCID through the
+  resolvers, one handle per Slurm task over the step's labelled output; they pick the
+  addresses (`picks_addresses`), which the tasks report once they serve. srun runs the
+  step from the client inside its allocation, the secrets on srun's stdin and the
+  tasks ending with it (`--exit-on-eof`); sbatch submits a batch script
+  (`job_script()` previews it) and follows its output file, and `close()` or a
+  watchdog, when the client dies, cancels the job. A signal to one task is a one-task
+  step that runs `kill` on its node.
 """
 
 from dtfnb.launch.cluster import Cluster, LocalCluster, live_clusters
 from dtfnb.launch.launcher import Launcher, TaskProcess, TaskStart
 from dtfnb.launch.local import LocalLauncher
+from dtfnb.launch.slurm import SbatchLauncher, SrunLauncher
 from dtfnb.launch.ssh import SSHLauncher
 
-__all__ = ["Cluster", "Launcher", "LocalCluster", "LocalLauncher", "SSHLauncher", "TaskProcess",
-           "TaskStart", "live_clusters"]
+__all__ = ["Cluster", "Launcher", "LocalCluster", "LocalLauncher", "SSHLauncher",
+           "SbatchLauncher", "SrunLauncher", "TaskProcess", "TaskStart", "live_clusters"]

@@ -8,7 +8,10 @@ worker: 3
 
 starts a LocalCluster of task processes and binds it to `cluster` in the notebook;
 `--launcher ssh --python /opt/venv/bin/python` starts each task over ssh on the host its
-address names (`worker: hostB:2222`) instead (dtfnb/launch/ssh.py).
+address names (`worker: hostB:2222`) instead (dtfnb/launch/ssh.py); `--launcher srun` as
+a job step of the allocation the notebook runs in, and `--launcher sbatch` as a batch job
+(`--job-script` prints its script and starts nothing), both from task counts, with
+`--slurm-option=--time=01:00:00` for Slurm (dtfnb/launch/slurm.py).
 The body may also be the chapter's ClusterSpec dict, `{"ps": ["127.0.0.1:2221"], ...}`
 (read with ast.literal_eval: it is data, never run). `--link 100Mbit,2ms --link
 ps:0=1Gbit --slow worker:2=x3` emulate network links and slow tasks (LocalCluster's
@@ -26,7 +29,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import MagicArgumentParser
 from IPython.display import display
 
-from dtfnb.launch import SSHLauncher, live_clusters
+from dtfnb.launch import SbatchLauncher, SrunLauncher, SSHLauncher, live_clusters
 from dtfnb.launch.cluster import addresses
 from dtfnb.launch.forkserver import fork_server
 from dtfnb.notebook import reprs
@@ -57,15 +60,23 @@ def _cell_parser():
     parser.add_argument("--timeout", type=float, default=30.0,
                         help="seconds that starting may take")
     parser.add_argument("--launcher", choices=sorted(LAUNCHERS), default="local",
-                        help="what starts the tasks: local (forked here, the default) or "
-                             "ssh (on the host each address names)")
-    parser.add_argument("--python", help="ssh: the interpreter on the hosts (default python3)")
+                        help="what starts the tasks: local (forked here, the default), "
+                             "ssh (on the host each address names), srun (a job step of "
+                             "this allocation) or sbatch (a batch job)")
+    parser.add_argument("--python", help="ssh, srun, sbatch: the interpreter on the hosts "
+                                         "(ssh's default python3, Slurm's this one)")
     parser.add_argument("--ssh-user", help="ssh: the login name on the hosts")
     parser.add_argument("--ssh-port", type=int, help="ssh: sshd's port on the hosts")
     parser.add_argument("--ssh-identity", help="ssh: the private key file (ssh -i)")
     parser.add_argument("--ssh-option", action="append", default=[], metavar="OPTION",
                         help="ssh: an `ssh -o` option, such as StrictHostKeyChecking=yes; "
                              "repeatable")
+    parser.add_argument("--slurm-option", action="append", default=[], metavar="OPTION",
+                        help="srun, sbatch: an option of srun or an #SBATCH line, written "
+                             "--slurm-option=--time=01:00:00; repeatable")
+    parser.add_argument("--job-script", action="store_true",
+                        help="sbatch: print the batch script the cell would submit, and "
+                             "start nothing")
     return parser
 
 
@@ -75,8 +86,23 @@ def _ssh(args):
                        options=args.ssh_option)
 
 
-# --launcher NAME -> the launcher from the cell's options (None: a LocalCluster's own).
-LAUNCHERS = {"local": None, "ssh": _ssh}
+def _srun(args):
+    return SrunLauncher(python=args.python, port_base=args.port_base,
+                        options=args.slurm_option)
+
+
+def _sbatch(args):
+    return SbatchLauncher(python=args.python, port_base=args.port_base,
+                          options=args.slurm_option)
+
+
+# --launcher NAME -> (the launcher from the cell's options, or None: a LocalCluster's own;
+# the launcher's own options).
+_SSH_OPTIONS = ("python", "ssh_user", "ssh_port", "ssh_identity", "ssh_option")
+LAUNCHERS = {"local": (None, ()), "ssh": (_ssh, _SSH_OPTIONS),
+             "srun": (_srun, ("python", "slurm_option")),
+             "sbatch": (_sbatch, ("python", "slurm_option", "job_script"))}
+_LAUNCHER_OPTIONS = sorted({name for _, names in LAUNCHERS.values() for name in names})
 
 
 def _line_parser():
@@ -146,9 +172,10 @@ class ClusterMagics(Magics):
         """%%cluster [--name NAME] [--host HOST] [--ports P,P,...|--port-base P] [--cpus N]
         [--gpus N] [--link [TASK=]SPEC]... [--slow TASK=SPEC]... [--launcher local|ssh
         [--python PATH] [--ssh-user U] [--ssh-port P] [--ssh-identity FILE]
-        [--ssh-option OPT]...]: start the cluster of the cell's body, one process per task
-        (here, or over ssh on the hosts its addresses name), with emulated links and slow
-        tasks.
+        [--ssh-option OPT]...] [--launcher srun|sbatch [--python PATH]
+        [--slurm-option OPT]... [--job-script]]: start the cluster of the cell's body, one
+        process per task (here, over ssh on the hosts its addresses name, or as the tasks
+        of a Slurm job step), with emulated links and slow tasks.
         %cluster list | status [NAME] | stop [NAME] [--all] | logs JOB TASK [--name NAME]"""
         if cell is None:
             return self._command(LINE_PARSER.parse_argstring(line))
@@ -177,24 +204,36 @@ class ClusterMagics(Magics):
                 raise UsageError(f"--slow {option!r}: name the task or job, such as "
                                  "worker:2=x3 or worker=+20ms")
             slow[where] = text
-        make_launcher = LAUNCHERS[args.launcher]
-        remote_options = [f"--{name.replace('_', '-')}" for name in
-                          ("python", "ssh_user", "ssh_port", "ssh_identity", "ssh_option")
-                          if getattr(args, name)]
-        if make_launcher is None and remote_options:
-            raise UsageError(f"{', '.join(remote_options)}: only with --launcher ssh")
+        make_launcher, own_options = LAUNCHERS[args.launcher]
+        foreign = [f"--{name.replace('_', '-')}" for name in _LAUNCHER_OPTIONS
+                   if getattr(args, name) and name not in own_options]
+        if foreign:
+            raise UsageError(f"{', '.join(foreign)}: not with --launcher {args.launcher}")
+        launcher = make_launcher(args) if make_launcher is not None else None
+        if launcher is not None and launcher.picks_addresses:
+            if args.host != "127.0.0.1" or args.ports:
+                raise UsageError(f"--launcher {args.launcher} picks the addresses: give no "
+                                 "--host or --ports")
+            if not all(isinstance(tasks, int) for tasks in spec.values()):
+                raise UsageError(f"--launcher {args.launcher} picks the addresses: give task "
+                                 "counts, such as `worker: 2`")
+            if args.job_script:
+                print(launcher.job_script(spec), end="")
+                return
         for old in live_clusters():   # running the cell again replaces its cluster
             if old.name == args.name:
                 self._stop(old)
         options = dict(name=args.name, cpus=args.cpus, gpus=args.gpus, link=link, links=links,
                        slow=slow, timeout=args.timeout, progress=True)
         try:
-            if make_launcher is None:
+            if launcher is None:
                 cluster = LocalCluster(spec, host=args.host, ports=ports,
                                        port_base=args.port_base, **options)
+            elif launcher.picks_addresses:
+                cluster = Cluster(spec, launcher, **options)
             else:
                 cluster = Cluster(addresses(spec, args.host, ports, args.port_base),
-                                  make_launcher(args), **options)
+                                  launcher, **options)
         except (TypeError, ValueError) as err:
             raise UsageError(str(err)) from None
         self.shell.user_ns[args.name] = cluster

@@ -238,6 +238,14 @@ def test_server_command_rejects_a_bad_cluster():
     assert "ps" in done.stderr
 
 
+@pytest.mark.parametrize("jobs", ["ps", "ps=0", "ps=1,ps=2", "=2"])
+def test_server_command_rejects_bad_slurm_jobs(jobs):
+    done = subprocess.run([sys.executable, "-m", "dtfnb.server", "--jobs", jobs],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "expected JOB=N,... like ps=1,worker=2" in done.stderr
+
+
 def test_a_killed_task_fails_the_step_with_unavailable_in_bounded_time():
     cluster = cluster_dict(ps=1, worker=1)
     with Cluster(cluster, processes=True) as procs:

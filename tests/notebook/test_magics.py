@@ -154,5 +154,37 @@ def test_cluster_magic_starts_tasks_over_ssh(shell, sshd, capsys):
 
 
 def test_ssh_options_need_the_ssh_launcher(shell):
-    with pytest.raises(UsageError, match="--python, --ssh-port: only with --launcher ssh"):
+    with pytest.raises(UsageError, match="--python, --ssh-port: not with --launcher local"):
         shell.run_cell_magic("cluster", "--python python3 --ssh-port 22", "worker: 1\n")
+    with pytest.raises(UsageError, match="--ssh-user: not with --launcher srun"):
+        shell.run_cell_magic("cluster", "--launcher srun --ssh-user me", "worker: 1\n")
+
+
+def test_cluster_magic_runs_tasks_as_a_slurm_step(shell, slurm, capsys):
+    shell.run_cell_magic("cluster", "--name step --launcher srun", "ps: 1\nworker: 2\n")
+    cluster = shell.user_ns["step"]
+    with tf.device("/job:ps/task:0"):
+        x = tf.constant(2.0) * 5
+    with tf.Session(cluster.target("worker", 1)) as sess:
+        assert sess.run(x) == 10.0
+    capsys.readouterr()
+    shell.run_line_magic("cluster", "list")
+    assert "<Cluster 'step' (ps: 1, worker: 2) via srun: 3 serving>" in capsys.readouterr().out
+    shell.run_line_magic("cluster", "stop step")
+    assert cluster.state("worker") == "stopped"
+
+
+def test_cluster_magic_previews_a_batch_job(shell, capsys):
+    shell.run_cell_magic("cluster", "--launcher sbatch --job-script --port-base 30000 "
+                         "--slurm-option=--time=00:05:00", "ps: 1\nworker: 2\n")
+    script = capsys.readouterr().out
+    assert "#SBATCH --ntasks=3\n#SBATCH --output=" in script
+    assert "#SBATCH --time=00:05:00\n" in script
+    assert "'--jobs' 'ps=1,worker=2' '--port-base' '30000'" in script
+    assert "cluster" not in shell.user_ns
+    for line, body, match in [("--launcher srun", "worker: localhost:2222", "task counts"),
+                              ("--launcher sbatch --ports 1", "worker: 1", "no --host"),
+                              ("--launcher srun --job-script", "worker: 1", "--job-script: "
+                               "not with --launcher srun")]:
+        with pytest.raises(UsageError, match=match):
+            shell.run_cell_magic("cluster", line, body)
