@@ -92,9 +92,9 @@ def test_lifecycle(recipe):
     try:
         assert [cluster.state(t.job, t.index) for t in cluster.tasks] == ["serving"] * 3
         if recipe.hosts:   # each task runs on the host its address names
-            on_hosts = recipe.strays()
-            assert all(cluster.pid(t.job, t.index) in on_hosts[t.address.rpartition(":")[0]]
-                       for t in cluster.tasks), on_hosts
+            host_of = {pid: host for host, pids in recipe.strays().items() for pid in pids}
+            assert [host_of.get(cluster.pid(t.job, t.index)) for t in cluster.tasks] == \
+                [t.address.rpartition(":")[0] for t in cluster.tasks]
         assert _computes(cluster) == [3.0, 9.0]
         assert "/job:worker/replica:0/task:1 serving at grpc://" in cluster.logs("worker", 1)
 
