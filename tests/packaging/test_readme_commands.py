@@ -109,9 +109,12 @@ def _prose(markdown):
 
 
 def _anchors(page):
-    """GitHub's ids for the headings of a page."""
+    """GitHub's ids for the headings of a page, and the ids of its explicit anchors
+    (`<a id="...">`)."""
+    text = _prose(page.read_text())
     return {re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
-            for title in re.findall(r"^#+ (.*)$", _prose(page.read_text()), re.M)}
+            for title in re.findall(r"^#+ (.*)$", text, re.M)} | set(
+        re.findall(r'<a id="([^"]+)">', text))
 
 
 def test_relative_links_in_the_readme_and_the_docs_lead_to_what_exists():
