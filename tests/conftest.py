@@ -1,5 +1,5 @@
 """Test-wide guards (every test starts from a fresh default graph and leaks no threads) and
-the `cluster`, `sshd` and `slurm` fixtures. What tests import lives in helpers.py."""
+the `cluster`, `sshd`, `ssh_hosts` and `slurm` fixtures. What tests import lives in helpers.py."""
 
 import threading
 
@@ -10,6 +10,7 @@ from dtfnb.distributed_runtime.transport import unix
 from tests.helpers import Cluster, leaked_threads
 from tests.launch import slurm as slurm_daemons
 from tests.launch import sshd as sshd_server
+from tests.namespace_hosts import BedUnavailable, NamespaceHosts
 
 
 def pytest_collection_modifyitems(items):
@@ -74,6 +75,27 @@ def sshd():
     server = sshd_server.Sshd().start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def ssh_hosts():
+    """Three hosts of the cross-host bed (tests/namespace_hosts.py), a real sshd in each at
+    its IP, port 22, for the whole run: the Sshd (its `hosts` the bed). Skips where sshd
+    or the namespaces cannot start; stops the sshds and removes the bed even after a
+    failure."""
+    reason = sshd_server.unavailable()
+    if reason:
+        pytest.skip(reason)
+    try:
+        hosts = NamespaceHosts(3)
+    except BedUnavailable as err:
+        pytest.skip(f"no cross-host test bed: {err}")
+    with hosts:
+        server = sshd_server.Sshd(hosts=hosts).start()
+        try:
+            yield server
+        finally:
+            server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -172,6 +172,40 @@ def train_sync_replicas(replicas, done, ps_target, delays=None):
     return before, after, global_step
 
 
+def train_async_and_sync(spec, target):
+    """Trains linear_model on the cluster `spec` (a ps and 2 workers; `target(job, task)`
+    gives a task's session target) asynchronously, each worker applying its own gradients
+    to the weight on the ps, then synchronously, SyncReplicasOptimizer aggregating both
+    workers' gradients per step; asserts that each converges."""
+    graphs = []
+    for task in range(2):
+        with tf.Graph().as_default() as graph, tf.device(tf.train.replica_device_setter(
+                worker_device=f"/job:worker/task:{task}", cluster=spec)):
+            _, loss = linear_model(task)
+            train = tf.train.GradientDescentOptimizer(0.1).minimize(
+                loss, global_step=tf.train.get_or_create_global_step())
+            graphs.append((graph, loss, train, tf.global_variables_initializer()))
+    sessions = [tf.Session(target("worker", task), graph=graph)
+                for task, (graph, *_) in enumerate(graphs)]
+    try:
+        sessions[0].run(graphs[0][3])
+        before = sessions[0].run(graphs[0][1])
+        runs = [in_thread(lambda sess=sess, train=train: [sess.run(train) for _ in range(40)])
+                for sess, (_, _, train, _) in zip(sessions, graphs)]
+        for thread, box in runs:
+            thread.join(60)
+            assert "value" in box, box
+        assert sessions[0].run(graphs[0][1]) < before / 100
+    finally:
+        for sess in sessions:
+            sess.close()
+    tf.Session.reset(target("ps", 0))
+    replicas = [SyncReplica(spec, task, 2, 2, target("worker", task)) for task in range(2)]
+    before, after, _ = train_sync_replicas(replicas, lambda step: step >= 10, target("ps", 0))
+    assert after < before / 4
+    assert all(replica.runs > 0 for replica in replicas)
+
+
 def checkpoint_index(prefix):
     """The CheckpointIndex proto of the checkpoint at `prefix` (its .index file)."""
     with open(prefix + ".index", "rb") as f:

@@ -86,6 +86,11 @@ class Host:
             raise
         return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
+    def pids(self):
+        """The processes in this host's network namespace (the process table is shared:
+        this is what runs "on" the host)."""
+        return _pids(self.namespace)
+
     def unix_sockets(self):
         """The paths (abstract ones start with @) of the Unix sockets open in this host's
         network namespace, one per socket: a listener's and each connection's."""

@@ -13,13 +13,7 @@ import pytest
 
 import dtfnb as tf
 from dtfnb.launch.tfjob import CONTAINER, tf_configs, to_tfjob
-from tests.helpers import (
-    SyncReplica,
-    in_thread,
-    linear_model,
-    tls_certificates,
-    train_sync_replicas,
-)
+from tests.helpers import in_thread, tls_certificates, train_async_and_sync
 from tests.namespace_hosts import BedUnavailable, NamespaceHosts, Processes, Tasks, ip
 
 pytestmark = pytest.mark.namespaces
@@ -106,38 +100,7 @@ def test_one_hostname_in_two_network_namespaces_is_not_one_host():
 
 def test_async_and_sync_training_converge_across_hosts(hosts):
     with Tasks(hosts, {"ps": [0], "worker": [1, 2]}) as tasks:
-        # Asynchronous: each worker applies its own gradients to the weight on the ps.
-        graphs = []
-        for task in range(2):
-            with tf.Graph().as_default() as graph, tf.device(tf.train.replica_device_setter(
-                    worker_device=f"/job:worker/task:{task}", cluster=tasks.spec)):
-                _, loss = linear_model(task)
-                train = tf.train.GradientDescentOptimizer(0.1).minimize(
-                    loss, global_step=tf.train.get_or_create_global_step())
-                graphs.append((graph, loss, train, tf.global_variables_initializer()))
-        sessions = [tf.Session(tasks.target("worker", task), graph=graph)
-                    for task, (graph, *_) in enumerate(graphs)]
-        try:
-            sessions[0].run(graphs[0][3])
-            before = sessions[0].run(graphs[0][1])
-            runs = [in_thread(lambda sess=sess, train=train: [sess.run(train)
-                                                              for _ in range(40)])
-                    for sess, (_, _, train, _) in zip(sessions, graphs)]
-            for thread, box in runs:
-                thread.join(60)
-                assert "value" in box, box
-            assert sessions[0].run(graphs[0][1]) < before / 100
-        finally:
-            for sess in sessions:
-                sess.close()
-        tf.Session.reset(tasks.target("ps"))
-        # Synchronous: SyncReplicasOptimizer aggregates both workers' gradients per step.
-        replicas = [SyncReplica(tasks.spec, task, 2, 2, tasks.target("worker", task))
-                    for task in range(2)]
-        before, after, _ = train_sync_replicas(replicas, lambda step: step >= 10,
-                                               tasks.target("ps"))
-        assert after < before / 4
-        assert all(replica.runs > 0 for replica in replicas)
+        train_async_and_sync(tasks.spec, tasks.target)
 
 
 def test_a_queue_on_one_host_fed_from_another_and_drained_from_a_third(hosts):

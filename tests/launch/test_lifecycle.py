@@ -1,9 +1,11 @@
 """One lifecycle under every launcher (conftest.LAUNCHERS): start, a session across
 tasks, state, logs, kill (dead, its last lines kept), restart, stop; and no task outlives
 a client killed with SIGKILL. "No process behind" is read from the process table: no
-process (task, ssh channel) names the cluster's addresses any more."""
+process (task, ssh channel) names the cluster's addresses any more, and none but sshd
+runs in the hosts' namespaces (ssh-namespaces)."""
 
 import importlib
+import itertools
 import json
 import os
 import select
@@ -29,13 +31,19 @@ time.sleep(60)
 
 
 def _launcher(recipe):
-    module, name = recipe[0].split(":")
-    return getattr(importlib.import_module(module), name)(**recipe[1])
+    module, name = recipe.launcher.split(":")
+    return getattr(importlib.import_module(module), name)(**recipe.options)
 
 
-def _spec(launcher):
-    """Task counts where the launcher picks addresses, else free ports on 127.0.0.1."""
-    return JOBS if launcher.picks_addresses else addresses(JOBS)
+def _spec(recipe, launcher):
+    """Task counts where the launcher picks addresses, port 2222 of the recipe's hosts in
+    turn where it has hosts, else free ports on 127.0.0.1."""
+    if launcher.picks_addresses:
+        return JOBS
+    if recipe.hosts:
+        hosts = itertools.cycle(recipe.hosts)
+        return {job: [f"{next(hosts)}:2222" for _ in range(n)] for job, n in JOBS.items()}
+    return addresses(JOBS)
 
 
 def _running(pid):
@@ -80,9 +88,13 @@ def _computes(cluster):
 
 def test_lifecycle(recipe):
     launcher = _launcher(recipe)
-    cluster = Cluster(_spec(launcher), launcher, name="life", progress=False)
+    cluster = Cluster(_spec(recipe, launcher), launcher, name="life", progress=False)
     try:
         assert [cluster.state(t.job, t.index) for t in cluster.tasks] == ["serving"] * 3
+        if recipe.hosts:   # each task runs on the host its address names
+            host_of = {pid: host for host, pids in recipe.strays().items() for pid in pids}
+            assert [host_of.get(cluster.pid(t.job, t.index)) for t in cluster.tasks] == \
+                [t.address.rpartition(":")[0] for t in cluster.tasks]
         assert _computes(cluster) == [3.0, 9.0]
         assert "/job:worker/replica:0/task:1 serving at grpc://" in cluster.logs("worker", 1)
 
@@ -101,13 +113,15 @@ def test_lifecycle(recipe):
     assert [cluster.state(t.job, t.index) for t in cluster.tasks] == ["stopped"] * 3
     assert not [pid for pid in pids if _running(pid)]
     assert not _naming(_addresses(cluster))
+    assert poll_for(lambda: not recipe.strays(), timeout=5), recipe.strays()
     assert "/job:ps/replica:0/task:0 stopped" in cluster.logs("ps")
 
 
 def test_no_task_outlives_a_killed_client(recipe):
-    spec = _spec(_launcher(recipe))
+    spec = _spec(recipe, _launcher(recipe))
     client = subprocess.Popen(
-        [sys.executable, "-c", _CLIENT, recipe[0], json.dumps(recipe[1]), json.dumps(spec)],
+        [sys.executable, "-c", _CLIENT, recipe.launcher, json.dumps(recipe.options),
+         json.dumps(spec)],
         stdout=subprocess.PIPE, text=True, start_new_session=True)
     try:
         ready, _, _ = select.select([client.stdout], [], [], 60)
@@ -123,3 +137,4 @@ def test_no_task_outlives_a_killed_client(recipe):
         [pid for pid in pids if _running(pid)]
     assert poll_for(lambda: not _naming(cluster_addresses), timeout=5), \
         _naming(cluster_addresses)
+    assert poll_for(lambda: not recipe.strays(), timeout=5), recipe.strays()
