@@ -15,13 +15,13 @@ from dtfnb.framework.indexed_slices import IndexedSlices
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import array_ops, collective_ops, control_flow_ops, state_ops
 from dtfnb.ops.variables import global_variables
-from dtfnb.train.optimizer import Optimizer
+from dtfnb.train.optimizer import WrappingOptimizer
 
 # Instance keys of the variables' broadcasts start here, those of the gradients at 1.
 _BROADCAST_KEYS = 1 << 20
 
 
-class CollectiveAllReduceOptimizer(Optimizer):
+class CollectiveAllReduceOptimizer(WrappingOptimizer):
     """Averages every gradient over the `group_size` workers of group `group_key`, then
     applies the mean with `opt` on each worker's own variables.
 
@@ -50,8 +50,7 @@ class CollectiveAllReduceOptimizer(Optimizer):
 
     def __init__(self, opt, group_size, group_key=1, sparse_as_dense=False, timeout=0,
                  use_locking=False, name="CollectiveAllReduce"):
-        super().__init__(use_locking, name)
-        self._opt = opt
+        super().__init__(opt, use_locking, name)
         self._group_size = group_size
         self._group_key = group_key
         self._sparse_as_dense = sparse_as_dense
@@ -131,15 +130,3 @@ class CollectiveAllReduceOptimizer(Optimizer):
                     updates.append(state_ops.assign(var, collective_ops.broadcast_recv(
                         *args, timeout=self._timeout)))
         return control_flow_ops.group(*updates, name="broadcast_variables")
-
-    def get_slot(self, *args, **kwargs):
-        """The wrapped optimizer's slot "name" for "var"."""
-        return self._opt.get_slot(*args, **kwargs)
-
-    def get_slot_names(self, *args, **kwargs):
-        """The names of the wrapped optimizer's slots."""
-        return self._opt.get_slot_names(*args, **kwargs)
-
-    def variables(self):
-        """The wrapped optimizer's variables."""
-        return self._opt.variables()

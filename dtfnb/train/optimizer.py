@@ -310,3 +310,29 @@ class Optimizer:
             if dtype not in _VALID_DTYPES:
                 raise ValueError(f"Invalid type {dtype!r} for {t.name}, expected: "
                                  f"{list(_VALID_DTYPES)}.")
+
+
+class WrappingOptimizer(Optimizer):
+    """An optimizer that applies gradients through another, `opt`: its gradients,
+    slots and variables are `opt`'s unless a subclass changes them (SyncReplicasOptimizer,
+    StalenessAwareOptimizer, CollectiveAllReduceOptimizer)."""
+
+    def __init__(self, opt, use_locking, name):
+        super().__init__(use_locking, name)
+        self._opt = opt
+
+    def compute_gradients(self, *args, **kwargs):
+        """The wrapped optimizer's gradients."""
+        return self._opt.compute_gradients(*args, **kwargs)
+
+    def get_slot(self, var, name):
+        """The wrapped optimizer's slot `name` for `var`."""
+        return self._opt.get_slot(var, name)
+
+    def get_slot_names(self):
+        """The names of the wrapped optimizer's slots."""
+        return self._opt.get_slot_names()
+
+    def variables(self):
+        """The wrapped optimizer's variables."""
+        return self._opt.variables()

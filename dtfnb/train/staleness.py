@@ -12,10 +12,16 @@ drops gradients that are too stale, and lets one replica warm the model up alone
 
 from dtfnb.framework.graph_keys import GraphKeys
 from dtfnb.ops import control_flow_ops, math_ops, state_ops, training_ops
-from dtfnb.train.optimizer import Optimizer, cast_to, computing_task, updates_of
+from dtfnb.train.optimizer import (
+    Optimizer,
+    WrappingOptimizer,
+    cast_to,
+    computing_task,
+    updates_of,
+)
 
 
-class StalenessAwareOptimizer(Optimizer):
+class StalenessAwareOptimizer(WrappingOptimizer):
     """Wraps an optimizer; applies each replica's gradients according to their staleness.
 
     Usage (between-graph replication, one graph per worker):
@@ -42,7 +48,7 @@ class StalenessAwareOptimizer(Optimizer):
 
     def __init__(self, optimizer, scale_learning_rate=False, max_staleness=None,
                  warmup_steps=0, replica_id=0, use_locking=False, name="StalenessAware"):
-        super().__init__(use_locking, name)
+        super().__init__(optimizer, use_locking, name)
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"optimizer must be an Optimizer, got {optimizer!r}")
         if max_staleness is not None and max_staleness < 0:
@@ -50,15 +56,10 @@ class StalenessAwareOptimizer(Optimizer):
         if warmup_steps < 0 or replica_id < 0:
             raise ValueError(f"warmup_steps and replica_id must be >= 0, got {warmup_steps} "
                              f"and {replica_id}")
-        self._opt = optimizer
         self._scale_learning_rate = scale_learning_rate
         self._max_staleness = -1 if max_staleness is None else max_staleness
         self._warmup_steps = warmup_steps
         self._replica_id = replica_id
-
-    def compute_gradients(self, *args, **kwargs):
-        """The wrapped optimizer's gradients, unchanged."""
-        return self._opt.compute_gradients(*args, **kwargs)
 
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
         """Applies the gradients kept; returns the op that also advances `global_step`."""
@@ -95,15 +96,3 @@ class StalenessAwareOptimizer(Optimizer):
                 train_ops.remove(update)
             train_ops.append(train_op)
             return train_op
-
-    def get_slot(self, var, name):
-        """The wrapped optimizer's slot `name` for `var`."""
-        return self._opt.get_slot(var, name)
-
-    def get_slot_names(self):
-        """The names of the wrapped optimizer's slots."""
-        return self._opt.get_slot_names()
-
-    def variables(self):
-        """The wrapped optimizer's variables."""
-        return self._opt.variables()

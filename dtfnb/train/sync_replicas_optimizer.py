@@ -21,14 +21,14 @@ from dtfnb.ops import array_ops, control_flow_ops, state_ops
 from dtfnb.ops.accumulator_ops import ConditionalAccumulator, SparseConditionalAccumulator
 from dtfnb.ops.data_flow_ops import FIFOQueue
 from dtfnb.ops.variables import Variable, global_variables, report_uninitialized_variables
-from dtfnb.train.optimizer import Optimizer
+from dtfnb.train.optimizer import WrappingOptimizer
 from dtfnb.train.queue_runner import QueueRunner
 from dtfnb.train.session_run_hook import SessionRunHook
 
 log = logging.getLogger("dtfnb.train")
 
 
-class SyncReplicasOptimizer(Optimizer):
+class SyncReplicasOptimizer(WrappingOptimizer):
     """Aggregates the gradients of replicas and applies them once per global step.
 
     Features are graphs: it needs no runtime support. Each variable gets a
@@ -64,10 +64,9 @@ class SyncReplicasOptimizer(Optimizer):
                  name="sync_replicas"):
         if total_num_replicas is None:
             total_num_replicas = replicas_to_aggregate
-        super().__init__(use_locking, name)
+        super().__init__(opt, use_locking, name)
         log.info("SyncReplicasV2: replicas_to_aggregate=%s; total_num_replicas=%s",
                  replicas_to_aggregate, total_num_replicas)
-        self._opt = opt
         # The accumulators report every replica's gradient; the aggregated update, always
         # fresh, would only add a staleness of 0 under the chief's name.
         opt._reports_staleness = False
@@ -81,10 +80,6 @@ class SyncReplicasOptimizer(Optimizer):
         self._sync_token_queue = None
         self._chief_queue_runner = None
         self._accumulator_list = []  # (accumulator, device of its variable)
-
-    def compute_gradients(self, *args, **kwargs):
-        """The wrapped optimizer's gradients (so that a replica may clip its own)."""
-        return self._opt.compute_gradients(*args, **kwargs)
 
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
         """Builds the synchronisation; returns the replicas' train op (a Tensor: the new
@@ -189,18 +184,6 @@ class SyncReplicasOptimizer(Optimizer):
         if not self._gradients_applied:
             raise ValueError("Should be called after apply_gradients().")
         return self._chief_queue_runner
-
-    def get_slot(self, *args, **kwargs):
-        """Return a slot named "name" created for "var" by the wrapped optimizer."""
-        return self._opt.get_slot(*args, **kwargs)
-
-    def get_slot_names(self, *args, **kwargs):
-        """Return a list of the names of slots created by the wrapped optimizer."""
-        return self._opt.get_slot_names(*args, **kwargs)
-
-    def variables(self):
-        """The wrapped optimizer's variables (not the local step)."""
-        return self._opt.variables()
 
     def get_init_tokens_op(self, num_tokens=-1):
         """The op filling the token queue before the first step (default:
