@@ -212,9 +212,12 @@ class _SlurmLauncher(Launcher):
         old = self._tasks[(task.job, task.index)]
         server = [self.python, "-m", "dtfnb.server", "--cluster", json.dumps(cluster),
                   "--job", task.job, "--task", str(task.index), *_FROM_HERE, *task.flags]
+        # In its job while the job lives (an allocation always does); once a batch job
+        # has ended with its every task, in a job of its own on the same node.
+        job = [f"--jobid={old.job_id}", "--overlap"] if _job_runs(old.job_id) else []
         [handle] = self._run_step(
-            [f"--jobid={old.job_id}", "--overlap", "--ntasks=1", f"--nodelist={old.node}",
-             "sh", "-c", _WRAPPER, "sh", *server], 1)
+            [*job, "--ntasks=1", f"--nodelist={old.node}", "sh", "-c", _WRAPPER, "sh",
+             *server], 1)
         return handle
 
     def _run_step(self, srun_args, ntasks, read_first=None):
@@ -376,7 +379,7 @@ class SbatchLauncher(_SlurmLauncher):
             ended = False
             if time.monotonic() - checked > _JOB_CHECK_SECONDS:
                 checked = time.monotonic()
-                ended = not self._job_runs()   # before reading: its last words are read below
+                ended = not _job_runs(self.job_id)   # before reading: its last words are read below
             try:
                 with open(path, "rb") as f:
                     f.seek(offset)
@@ -391,16 +394,6 @@ class SbatchLauncher(_SlurmLauncher):
             time.sleep(_FOLLOW_SECONDS)
         for task in tasks:
             task.end(-signal.SIGKILL)   # its job ended before it could report its exit
-
-    def _job_runs(self):
-        """Whether the job is pending or running (or squeue cannot say: it is then taken to
-        run, and asked again later)."""
-        result = subprocess.run(["squeue", "--noheader", f"--jobs={self.job_id}",
-                                 "--format=%T"], capture_output=True, text=True,
-                                timeout=_COMMAND_SECONDS)
-        if result.returncode != 0:
-            return "Invalid job id" not in result.stderr
-        return bool(result.stdout.strip())
 
     def _cancel_job(self):
         _run(["scancel", self.job_id], check=False)
@@ -419,6 +412,16 @@ class SbatchLauncher(_SlurmLauncher):
 
     def __repr__(self):
         return f"SbatchLauncher(directory={str(self.directory)!r})"
+
+
+def _job_runs(job_id):
+    """Whether Slurm job `job_id` is pending or running (or squeue cannot say: it is then
+    taken to run)."""
+    result = subprocess.run(["squeue", "--noheader", f"--jobs={job_id}", "--format=%T"],
+                            capture_output=True, text=True, timeout=_COMMAND_SECONDS)
+    if result.returncode != 0:
+        return "Invalid job id" not in result.stderr
+    return bool(result.stdout.strip())
 
 
 def _run(argv, check=True, env=None):

@@ -131,3 +131,22 @@ def test_a_job_still_queued_at_the_deadline_is_cancelled(slurm, tmp_path):
         Cluster(JOBS, launcher, timeout=2.0)
     assert time.monotonic() - started < 10.0
     assert poll_for(lambda: launcher.job_id not in slurm.jobs(), timeout=10)
+
+
+def test_a_task_restarts_alone_after_its_batch_job_ended(slurm, tmp_path):
+    launcher = SbatchLauncher(directory=tmp_path)
+    with Cluster(JOBS, launcher) as cluster:
+        first_job = launcher.job_id
+        for task in cluster.tasks:   # the job's every task gone: the job ends
+            cluster.kill(task.job, task.index)
+        assert poll_for(lambda: first_job not in slurm.jobs(), timeout=10)
+        cluster.restart("ps", 0)   # in a job of its own, on the same node
+        assert cluster.state("ps", 0) == "serving"
+        with tf.device("/job:ps/task:0"):
+            total = tf.constant(1.0) + 1.0
+        alone = tf.ConfigProto(device_filters=["/job:ps"])   # the workers stay dead
+        with tf.Session(cluster.target("ps", 0), config=alone) as sess:
+            assert sess.run(total) == 2.0
+        pid = cluster.pid("ps", 0)
+    assert not os.path.exists(f"/proc/{pid}")
+    assert poll_for(lambda: not slurm.jobs(), timeout=10)
