@@ -5,7 +5,8 @@ A workload is a function `build(tf)` written against TensorFlow 1's API; it retu
 runs in this process if `tensorflow` imports here, otherwise in the interpreter named
 by `--tf-python` (or $DTFNB_TF_PYTHON), which executes this same script in worker
 mode. Rounds alternate between the two so that background load hits both alike; the
-reported figure is the median round.
+reported figure is the median round, with the range over the rounds beside it, and the
+ratio's median and range over the pairs of rounds that ran side by side.
 """
 
 import argparse
@@ -131,35 +132,40 @@ def main(script, workloads, rows, args=None, targets=None):
     rows = [_row(row) for row in rows]
     ours = _Local(dtfnb, workloads)
     theirs, where = _tensorflow(script, args.tf_python, workloads)
-    results = {}
+    rounds = {}
     with background_load(args.load):
         for name, reps, _, _ in rows:
-            results[name] = _medians(ours, theirs, name, reps, args.rounds)
+            rounds[name] = _rounds(ours, theirs, name, reps, args.rounds)
     if isinstance(theirs, _Remote):
         theirs.close()
+    results = {name: {k: statistics.median(v) for k, v in r.items()}
+               for name, r in rounds.items()}
     if args.json:
-        print(json.dumps({"load": describe(args.load), "seconds_per_rep": results}))
+        print(json.dumps({"load": describe(args.load), "seconds_per_rep": results,
+                          "rounds": rounds}))
         return results
     print(f"TensorFlow: {where}")
     print(f"load: {describe(args.load)}")
-    if targets is not None:
-        print(f"medians of {args.rounds} interleaved rounds; ratio > 1x: dtfnb is better")
+    print(f"median [min–max] of {args.rounds} interleaved rounds; spread: (max − min) / "
+          "median; ratio > 1x: dtfnb is better")
     width = max([34] + [len(name) + 2 for name, *_ in rows])
-    print(f"{'workload':<{width}}{'dtfnb':>14}{'TensorFlow':>14}{'ratio':>10}")
+    print(f"{'workload':<{width}}{'dtfnb':>24}{'spread':>8}{'TensorFlow':>24}{'spread':>8}"
+          f"{'ratio':>22}")
     ratios = {}
     for name, _, unit, per_rep in rows:
-        r = results[name]
-        ours_v = _value(r["dtfnb"], unit, per_rep)
-        line = f"{name:<{width}}{_fmt(ours_v, unit):>14}"
-        if "tensorflow" in r:
-            tf_v = _value(r["tensorflow"], unit, per_rep)
+        values = {k: [_value(t, unit, per_rep) for t in v] for k, v in rounds[name].items()}
+        line = f"{name:<{width}}{_spread_text(values['dtfnb'], unit)}"
+        if "tensorflow" in values:
             # ratio > 1 means dtfnb is better: less latency, or more per second
-            ratios[name] = tf_v / ours_v if unit == "us" else ours_v / tf_v
-            line += f"{_fmt(tf_v, unit):>14}{ratios[name]:>9.2f}x"
+            pairs = [(t / o if unit == "us" else o / t)
+                     for o, t in zip(values["dtfnb"], values["tensorflow"])]
+            ratios[name] = statistics.median(pairs)
+            line += (f"{_spread_text(values['tensorflow'], unit)}"
+                     f"{ratios[name]:>8.2f}x [{min(pairs):.2f}–{max(pairs):.2f}]")
         print(line)
     if targets:
         print()
-        print("targets")
+        print("targets (median ratio)")
         for name, need in targets.items():
             label = f"{name}: dtfnb >= {need:g}x TensorFlow"
             if name not in ratios:
@@ -170,9 +176,9 @@ def main(script, workloads, rows, args=None, targets=None):
     return results
 
 
-def _medians(ours, theirs, name, reps, rounds):
-    """{implementation: median seconds per rep} of `name` over `rounds` alternating rounds,
-    after one warm-up round each (plans built, caches filled)."""
+def _rounds(ours, theirs, name, reps, rounds):
+    """{implementation: [seconds per rep in each round]} of `name` over `rounds`
+    alternating rounds, after one warm-up round each (plans built, caches filled)."""
     ours.measure(name, reps)
     if theirs is not None:
         theirs.measure(name, reps)
@@ -181,12 +187,21 @@ def _medians(ours, theirs, name, reps, rounds):
         samples["dtfnb"].append(ours.measure(name, reps) / reps)
         if theirs is not None:
             samples["tensorflow"].append(theirs.measure(name, reps) / reps)
-    return {k: statistics.median(v) for k, v in samples.items() if v}
+    return {k: v for k, v in samples.items() if v}
+
+
+def _spread_text(values, unit):
+    """"median [min–max]" and the relative spread, (max − min) / median, as columns."""
+    median = statistics.median(values)
+    text = f"{_fmt(median, unit)} [{_fmt(min(values), unit, False)}–" \
+           f"{_fmt(max(values), unit, False)}]"
+    return f"{text:>24}{(max(values) - min(values)) / median:>8.0%}"
 
 
 def _value(seconds_per_rep, unit, per_rep=1):
     return seconds_per_rep * 1e6 if unit == "us" else per_rep / seconds_per_rep
 
 
-def _fmt(value, unit):
-    return f"{value:.1f} µs" if unit == "us" else f"{value:.0f}/s"
+def _fmt(value, unit, with_unit=True):
+    text = f"{value:.1f}" if unit == "us" else f"{value:.0f}"
+    return text + (" µs" if unit == "us" else "/s") if with_unit else text
