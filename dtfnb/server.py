@@ -30,7 +30,7 @@ import time
 from dtfnb.distributed_runtime.emulation import LINK_FORM, SLOW_FORM, parse_link, parse_slow
 from dtfnb.distributed_runtime.resolvers import resolve_from_environment
 from dtfnb.distributed_runtime.server_lib import Server, task_name
-from dtfnb.launch.launcher import TLS_VARIABLES
+from dtfnb.distributed_runtime.transport.rpc import TLS_VARIABLES, TOKEN_VARIABLE
 from dtfnb.protos import config_pb2
 
 log = logging.getLogger("dtfnb.server")
@@ -135,7 +135,7 @@ def _read_secrets(fd):
                              f"{_SECRETS_SECONDS} s")
         line += chunk
     for name, value in json.loads(line).items():
-        if name == "DTFNB_CLUSTER_TOKEN":
+        if name == TOKEN_VARIABLE:
             os.environ[name] = value
         elif name in TLS_VARIABLES:
             memory = os.memfd_create(name.lower())

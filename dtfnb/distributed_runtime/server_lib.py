@@ -110,7 +110,7 @@ class Server:
         self.emulated = Conditions(task_name(self._job, self._task), **(emulate or {}))
         self.events = EventLog(task_name(self._job, self._task))
         self.traffic = Traffic(self.events)
-        self._peers = Peers(others, self._security, self.emulated.link, self.traffic)
+        self._peers = Peers(others, self._security, self.traffic, self.emulated.link)
         gc_seconds = _session_gc_seconds()
         self._worker = Worker(create_devices(config, self._job, self._task, blas_threads,
                                              self.events, cores),

@@ -145,9 +145,8 @@ class Worker(WorkerInterface):
         self._sessions = weakref.WeakValueDictionary()
         self._peers = peers
         self._rendezvous = RendezvousTable() if peers is not None else None
-        self.collectives = Collectives(
-            self.task, self._rendezvous or RendezvousTable(), peers,
-            peers.tasks if peers is not None else (), traffic, TransferOptions())
+        self.collectives = Collectives(self.task, self._rendezvous or RendezvousTable(),
+                                       peers, traffic, TransferOptions())
         for device in devices:
             device.collectives = self.collectives
         self._running = {}

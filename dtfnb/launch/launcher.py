@@ -13,7 +13,7 @@ import json
 import os
 import signal
 
-TLS_VARIABLES = ("DTFNB_TLS_CERT", "DTFNB_TLS_KEY", "DTFNB_TLS_CA")  # docs/security.md
+from dtfnb.distributed_runtime.transport.rpc import TLS_VARIABLES, TOKEN_VARIABLE
 
 # One task to start: its job, index and the server flags the cluster gives it (CPU and GPU
 # counts, emulated links); the launcher adds --cluster, --job, --task and the flags that
@@ -83,8 +83,8 @@ def client_secrets(environ=os.environ):
     {variable: value}, PEM text in place of the files' paths, for a launcher that sends
     them to a task over its channel."""
     secrets = {}
-    if environ.get("DTFNB_CLUSTER_TOKEN"):
-        secrets["DTFNB_CLUSTER_TOKEN"] = environ["DTFNB_CLUSTER_TOKEN"]
+    if environ.get(TOKEN_VARIABLE):
+        secrets[TOKEN_VARIABLE] = environ[TOKEN_VARIABLE]
     for name in TLS_VARIABLES:
         if environ.get(name):
             with open(environ[name]) as f:

@@ -44,9 +44,9 @@ import threading
 import time
 import uuid
 
+from dtfnb.distributed_runtime.transport.rpc import TOKEN_VARIABLE
 from dtfnb.launch.launcher import Launcher, TaskProcess, TaskStart, client_secrets
 
-TOKEN_VARIABLE = "DTFNB_CLUSTER_TOKEN"
 _COMMAND_SECONDS = 30          # a Slurm command (sbatch, scancel, a signal's step) at most
 _FOLLOW_SECONDS = 0.1          # how often a followed output file is read again
 _JOB_CHECK_SECONDS = 1.0       # how often squeue is asked whether a followed job still runs

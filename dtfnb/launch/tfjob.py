@@ -19,6 +19,7 @@ import json
 import re
 
 from dtfnb.distributed_runtime.cluster import ClusterSpec
+from dtfnb.distributed_runtime.transport.rpc import TOKEN_VARIABLE
 
 API_VERSION = "kubeflow.org/v1"
 # TensorFlow's job names and the replica types of a TFJob ("Master" is the old "Chief").
@@ -27,7 +28,6 @@ REPLICA_TYPES = {"chief": "Chief", "master": "Master", "ps": "PS", "worker": "Wo
 CONTAINER = "tensorflow"   # the operator sets TF_CONFIG in the container of this name only
 PORT_NAME = "tfjob-port"   # and takes the port of this name (else 2222) for every replica
 DEFAULT_PORT = 2222
-TOKEN_VARIABLE = "DTFNB_CLUSTER_TOKEN"
 _DNS_LABEL = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")   # RFC 1035, as the operator checks
 
 

@@ -38,7 +38,7 @@ class Collectives:
     """The collectives of one task, whose devices are members of groups.
 
     `task` names the task; `peers` (transport.remote.Peers, or None for a task alone)
-    carries tensors to other tasks, `others` names them (to announce joins to);
+    carries tensors to the other tasks (`peers.tasks`, to which joins are announced);
     `mailbox` (a RendezvousTable) is where the tensors of executions arrive, whether from
     another task (Worker.deliver) or from a device of this one; `traffic`
     (traffic.Traffic, or None) counts them as their steps'; `options` (TransferOptions)
@@ -52,11 +52,10 @@ class Collectives:
     ```
     """
 
-    def __init__(self, task, mailbox, peers=None, others=(), traffic=None, options=None):
+    def __init__(self, task, mailbox, peers=None, traffic=None, options=None):
         self._task = task
         self._mailbox = mailbox
         self._peers = peers
-        self._others = tuple(others)
         self._traffic = traffic
         self._options = options
         self._groups = {}      # group key -> {device: group size it joined with}
@@ -84,8 +83,9 @@ class Collectives:
         self._cond.notify_all()
         return True
 
-    def _members(self, step, device, attrs):
-        """The group's devices in ring order, once all have joined; joins `device` to it."""
+    def _members(self, step, device, attrs, due):
+        """The group's devices in ring order, once all have joined (by `due`, the op's
+        timeout); joins `device` to it."""
         group_key, group_size = attrs["group_key"], attrs["group_size"]
         with self._cond:
             if not self._add(group_key, device, group_size):
@@ -98,10 +98,10 @@ class Collectives:
             join = np.array([group_size], np.int64)
             self._peers.push(JOIN_STEP_ID, [
                 (f"{task}/device:CPU:0", f"{device};{task}/device:CPU:0;join:{group_key}",
-                 join) for task in self._others], self._options, _ignore)
+                 join) for task in self._peers.tasks], self._options, _ignore)
         with self._cond:
             members = self._groups[group_key]
-            _wait(step, self._cond, lambda: len(members) >= group_size, _due(attrs))
+            _wait(step, self._cond, lambda: len(members) >= group_size, due)
             sizes = set(members.values())
             if sizes != {group_size} or len(members) > group_size:
                 raise InvalidArgumentError(None, None, (
@@ -196,7 +196,8 @@ class _Execution:
         self.step = step
         self.device = device
         self.attrs = attrs
-        self.members = collectives._members(step, device, attrs)
+        self.due = _due(attrs)   # one timeout for the whole run, joining included
+        self.members = collectives._members(step, device, attrs, self.due)
         if device not in self.members:
             raise InvalidArgumentError(None, None, (
                 f"Collective group {attrs['group_key']} is full without {device}: "
@@ -204,7 +205,6 @@ class _Execution:
         self.rank = self.members.index(device)
         self.number = collectives._next_run(attrs, device)
         self.id = self.id_of(device)
-        self.due = _due(attrs)
         self.sent_to = {self.id}
         self._told = False
         self._rendezvous = collectives._mailbox.start(self.id)

@@ -370,12 +370,12 @@ class _PushStream:
 
 
 class Peers:
-    """A task's connections to the other tasks of its cluster, made on first use; `link`:
-    the task's emulated link (emulation.Link), which every tensor it sends them goes
-    through; None: none. `traffic`: the task's traffic.Traffic, which counts every tensor
-    it sends them; None: not counted."""
+    """A task's connections to the other tasks of its cluster, made on first use;
+    `traffic`: the task's traffic.Traffic, which counts every tensor it sends them;
+    `link`: the task's emulated link (emulation.Link), which every tensor goes through;
+    None: none."""
 
-    def __init__(self, addresses, security, link=None, traffic=None):
+    def __init__(self, addresses, security, traffic, link=None):
         self._addresses = addresses   # task name -> "host:port"
         self._security = security
         self._link = link
@@ -407,13 +407,9 @@ class Peers:
             by_task.setdefault(device.rpartition("/device:")[0], []).append((key, value))
         for task, batch in by_task.items():
             push = functools.partial(self._push, task, step_id, batch, options, on_error)
-            if self._link is None and self._traffic is None:
-                push(0.0)
-                continue
             # counted here, as the step sends, though the batch may leave later
             nbytes = sum(wire.tensor_nbytes(value, options.float_type) for _, value in batch)
-            if self._traffic is not None:
-                self._traffic.count(step_id, task, sent=nbytes)
+            self._traffic.count(step_id, task, sent=nbytes)
             if self._link is None:
                 push(0.0)
             else:

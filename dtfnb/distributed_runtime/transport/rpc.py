@@ -48,6 +48,11 @@ def server_options():
                         ("grpc.http2.min_ping_interval_without_data_ms", 5_000)]
 
 
+# The environment variables that carry a cluster's secrets (docs/security.md).
+TOKEN_VARIABLE = "DTFNB_CLUSTER_TOKEN"
+TLS_VARIABLES = ("DTFNB_TLS_CERT", "DTFNB_TLS_KEY", "DTFNB_TLS_CA")
+
+
 class Security:
     """A cluster's shared-secret token and TLS files, from the environment.
 
@@ -58,12 +63,11 @@ class Security:
     """
 
     def __init__(self, environ=os.environ):
-        self.token = environ.get("DTFNB_CLUSTER_TOKEN") or None
+        self.token = environ.get(TOKEN_VARIABLE) or None
         if self.token is not None and not (self.token.isascii() and self.token.isprintable()):
             raise ValueError("DTFNB_CLUSTER_TOKEN must be printable ASCII (it travels as "
                              "gRPC metadata)")
-        self.cert, self.key, self.ca = [_read(environ, f"DTFNB_TLS_{part}")
-                                        for part in ("CERT", "KEY", "CA")]
+        self.cert, self.key, self.ca = [_read(environ, name) for name in TLS_VARIABLES]
         if (self.cert is None) != (self.key is None):
             raise ValueError("DTFNB_TLS_CERT and DTFNB_TLS_KEY must be set together")
         if self.ca is not None and self.cert is None:  # else traffic would go in plaintext
