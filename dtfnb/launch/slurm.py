@@ -20,7 +20,8 @@ lines from it, the address from the task's "serving at" line.
   the job, and so does a watchdog when this process dies.
 
 A task restarted alone runs as a one-task step of the same job on its node (`srun
---jobid --overlap --nodelist`) with the cluster's spec, and a signal reaches one task
+--jobid --overlap --nodelist`) with the cluster's spec (once a batch job has ended, as a
+one-task job of its own there), and a signal reaches one task
 through a one-task step that runs `kill` on its node. The cluster token and TLS PEMs
 reach every task as the first line on its stdin (`--secrets-from-stdin`), which srun
 hands to each: from this process, or in the batch step from a file in `directory` that
