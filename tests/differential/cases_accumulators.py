@@ -5,9 +5,10 @@ import numpy as np
 from observe import outcome
 
 
-def _steps(tf, steps, timeout_ms=50):
+def _steps(tf, steps, timeout_ms=500):
     """Runs each fetch of `steps` in one session, in order; what each gave or raised. Only a
-    take, which may wait, has a deadline: a loaded machine cannot time out the others."""
+    take, which may wait, has a deadline: a loaded machine cannot time out the others
+    (TensorFlow, under load, once took over 50 ms for a take that had its gradients)."""
     deadline = tf.RunOptions(timeout_in_ms=timeout_ms)
     with tf.Session() as sess:
         return [outcome(sess.run, step, options=deadline if _takes(step) else None)
