@@ -83,8 +83,11 @@ def test_sync_replicas_hooks_run_inside_monitored_training_sessions():
                                                   replicas_to_aggregate=2,
                                                   total_num_replicas=2)
             train = sync.minimize(tf.square(x), global_step=step)
+            # A replica that may have taken both tokens of the last update leaves the other
+            # waiting for one, as in TensorFlow: the first to stop hands out tokens.
+            release = tf.train.FinalOpsHook(sync.get_init_tokens_op(num_tokens=2))
         return step, train, [sync.make_session_run_hook(task == 0),
-                             tf.train.StopAtStepHook(last_step=6)]
+                             tf.train.StopAtStepHook(last_step=6), release]
 
     # The chief's aggregation thread stays blocked until the session closes.
     results = _train_chief_and_worker(build, stop_grace_period_secs=0.5)
