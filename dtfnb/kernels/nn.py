@@ -21,7 +21,7 @@ def _relu(ctx, step, x):
 
 @register_kernel("ReluGrad")
 def _relu_grad(ctx, step, grad, features):
-    return grad * (features > 0).astype(grad.dtype)
+    return grad * (features > 0)  # a bool factor: no float copy of the mask
 
 
 @register_kernel("Relu6")

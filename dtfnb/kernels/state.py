@@ -13,16 +13,20 @@ GPU_VARIABLE_TYPES = {dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.fl
 
 
 def _variable(ctx, step):
-    attrs = ctx.attrs
-    name = attrs.get("shared_name") or ctx.name
-    if attrs.get("shared_name"):
-        check_shared_name(name)
-    shape = attrs.get("shape")
-    static = shape.as_tuple_or_none() if shape is not None and shape.is_fully_defined() \
-        else None
+    # What names the variable is static: worked out on the node's first run.
+    key = ctx.state.get("variable")
+    if key is None:
+        attrs = ctx.attrs
+        name = attrs.get("shared_name") or ctx.name
+        if attrs.get("shared_name"):
+            check_shared_name(name)
+        shape = attrs.get("shape")
+        static = shape.as_tuple_or_none() if shape is not None and shape.is_fully_defined() \
+            else None
+        key = ctx.state["variable"] = (attrs.get("container", ""), name, attrs["dtype"], static)
+    container, name, dtype, static = key
     return ctx.resource_mgr.lookup_or_create(
-        attrs.get("container", ""), name,
-        lambda: VariableResource(name, attrs["dtype"], static))
+        container, name, lambda: VariableResource(name, dtype, static))
 
 
 register_kernel("VariableV2", device="CPU")(_variable)

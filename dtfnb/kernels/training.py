@@ -33,12 +33,14 @@ def _checked(var, **others):
     return value
 
 
-def _descend(ctx, amount):
-    """The update of a variable to its value minus `amount`, made by its device: in a
-    task of a cluster, an array the task lends to others as it is (never changed after)."""
+def _descend(ctx, amount, scale=None):
+    """The update of a variable to its value minus `amount` (times `scale`, computed in the
+    new array: no temporary), made by its device: in a task of a cluster, an array the
+    task lends to others as it is (never changed after)."""
     def descend(value):
-        return ctx.xp.subtract(value, amount,
-                               out=ctx.device.new_array(value.shape, value.dtype))
+        out = ctx.device.new_array(value.shape, value.dtype)
+        step = amount if scale is None else ctx.xp.multiply(amount, scale, out=out)
+        return ctx.xp.subtract(value, step, out=out)
     return descend
 
 
@@ -47,7 +49,7 @@ def _apply_gradient_descent(ctx, step, var, alpha, delta):
     _check_scalar(alpha, "alpha")
     _checked(var, delta=delta)
 
-    var.update(_descend(ctx, delta * alpha))
+    var.update(_descend(ctx, delta, alpha))
     return var
 
 

@@ -52,6 +52,11 @@ class ResourceMgr:
 
     def lookup_or_create(self, container, name, create):
         """Returns the resource, calling `create()` under the lock if it does not exist yet."""
+        # Found without the lock (a dict read is atomic): a variable is looked up at every
+        # step, created once.
+        resource = self._containers.get(container, {}).get(name)
+        if resource is not None:
+            return resource
         check_container(container)
         with self._lock:
             resources = self._containers.setdefault(container, {})
