@@ -5,6 +5,7 @@ of them again once the cores are free."""
 import os
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -15,6 +16,8 @@ import dtfnb as tf
 from dtfnb.runtime import blas
 
 SPIN = "while True: pass"
+needs_two_cores = pytest.mark.skipif(len(blas.usable_cpus()) < 2,
+                                     reason="needs 2 cores to give one up")
 
 
 @pytest.fixture
@@ -40,32 +43,70 @@ def test_threads_are_as_configured_but_no_more_than_the_free_cores_and_at_least_
     assert blas.threads_for(4, 0) == blas.threads_for(4, -3) == 1
 
 
-def test_a_spinning_process_takes_a_core_and_this_process_never_does(busy_process):
-    cores = os.cpu_count()
-    assert blas.free_cores(cores) <= cores - 1   # the spinner, whatever else runs
-    assert blas.free_cores(1000) >= 1000 - 999   # this process's own threads never count
-    assert blas._own_running_threads() >= 1      # (the thread that asks is running)
+def test_other_processes_cores_are_the_busy_time_less_this_processs_own_per_second():
+    assert blas.other_processes_cores((10.0, 100.0, 5.0), (10.5, 101.2, 5.7)) == \
+        pytest.approx(1.0)
+    # never less than none
+    assert blas.other_processes_cores((10.0, 100.0, 5.0), (10.5, 100.4, 5.6)) == 0.0
+    assert blas.other_processes_cores((10.0, 100.0, 5.0), (10.0, 100.0, 5.0)) == 0.0
 
 
-@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs 2 cores to give one up")
+def test_a_spinning_process_shows_as_a_core_other_processes_keep_busy(busy_process):
+    cpus = blas.usable_cpus()
+    before = (time.monotonic(), blas.cpu_stat(cpus)[0], time.process_time())
+    deadline = time.monotonic() + 0.5
+    while time.monotonic() < deadline:   # this process busy too: it never counts
+        pass
+    after = (time.monotonic(), blas.cpu_stat(cpus)[0], time.process_time())
+    assert 0.7 <= blas.other_processes_cores(before, after) <= len(cpus) + 0.3
+    assert blas.cpu_stat(cpus)[1] >= 2   # the spinner and the thread that asks
+
+
+def _run_twice(sess, product):
+    """Two steps half a second apart: the first looks at the cores, the second decides."""
+    sess.run(product)
+    time.sleep(blas._CHECK_SECONDS)
+    sess.run(product)
+
+
+@needs_two_cores
 def test_a_step_beside_a_busy_process_uses_fewer_blas_threads(busy_process):
-    cores = os.cpu_count()
+    cores = len(blas.usable_cpus())
     x = tf.constant(np.ones((64, 64), np.float32))
     product = tf.matmul(x, x)
     with tf.Session() as sess:          # BLAS gets every core: a local session's share
-        assert blas.current() == cores
-        time.sleep(blas._CHECK_SECONDS)
-        sess.run(product)               # each step looks at the cores first
+        assert blas.current() == os.cpu_count()
+        _run_twice(sess, product)
         assert blas.current() <= cores - 1
         assert _blas_threads() == blas.current()
-    busy_process.kill()
-    busy_process.wait()
-    blas.configure(cores)               # what a new session does: every core again
-    assert _blas_threads() == cores
+    blas.configure(os.cpu_count())      # what a new session does: every core again
+    assert _blas_threads() == os.cpu_count()
 
 
-def test_without_proc_every_core_counts_as_free(monkeypatch):
+@needs_two_cores
+def test_a_step_on_another_thread_than_the_sessions_limits_blas_too(busy_process):
+    """OpenBLAS ignores a change from another thread once the main thread made one: the
+    session is made on this (main) thread, its steps run on another."""
+    x = tf.constant(np.ones((64, 64), np.float32))
+    product = tf.matmul(x, x)
+    with tf.Session() as sess:
+        thread = threading.Thread(target=_run_twice, args=(sess, product))
+        thread.start()
+        thread.join()
+        assert blas.current() < os.cpu_count()
+        assert _blas_threads() == blas.current()
+    blas.configure(os.cpu_count())
+    assert _blas_threads() == os.cpu_count()
+
+
+def test_without_proc_the_threads_stay_as_configured(monkeypatch):
     def no_proc(*args, **kwargs):
         raise OSError("no /proc here")
+    blas.configure(2)
     monkeypatch.setattr("builtins.open", no_proc)
-    assert blas.free_cores(8) == 8
+    assert blas.cpu_stat({0}) is None
+    time.sleep(blas._CHECK_SECONDS)
+    blas.adjust()
+    time.sleep(blas._CHECK_SECONDS)
+    blas.adjust()
+    assert blas.current() == 2
