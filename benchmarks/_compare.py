@@ -7,17 +7,24 @@ by `--tf-python` (or $DTFNB_TF_PYTHON), which executes this same script in worke
 mode. Rounds alternate between the two so that background load hits both alike; the
 reported figure is the median round, with the range over the rounds beside it, and the
 ratio's median and range over the pairs of rounds that ran side by side.
+
+For dtfnb it also counts wake-ups: the voluntary context switches (a thread that blocks
+and is woken again) of this process and the children it started (`_cluster`; not
+TensorFlow's interpreter and its tasks, nor the background load), per repetition.
 """
 
 import argparse
 import atexit
+import glob
 import importlib
 import json
 import os
 import statistics
 import subprocess
 import sys
+import time
 
+import _cluster
 from _load import background_load, describe, parse
 
 
@@ -30,11 +37,37 @@ def load_tf1():
 
 
 class _Local:
-    def __init__(self, tf, workloads):
+    def __init__(self, tf, workloads, count_wakeups=False):
         self._measures = {name: build(tf) for name, build in workloads.items()}
+        self.wakeups = {name: [] for name in workloads} if count_wakeups else None
 
     def measure(self, name, n):
-        return self._measures[name](n)
+        if self.wakeups is None:
+            return self._measures[name](n)
+        before, start = voluntary_switches(), time.perf_counter()
+        seconds = self._measures[name](n)
+        elapsed, switches = time.perf_counter() - start, voluntary_switches() - before
+        # per repetition as the workload counts them: an async step of any worker
+        # reports the seconds of n steps divided among its workers
+        self.wakeups[name].append(switches * seconds / (elapsed * n))
+        return seconds
+
+
+def voluntary_switches():
+    """The voluntary context switches so far of this process's threads and of the
+    children `_cluster` started (those that still run)."""
+    pids = [os.getpid()] + [proc.pid for proc, _ in _cluster._children
+                            if proc.poll() is None]
+    total = 0
+    for pid in pids:
+        for path in glob.glob(f"/proc/{pid}/task/*/status"):
+            try:
+                with open(path) as status:
+                    total += next(int(line.split()[1]) for line in status
+                                  if line.startswith("voluntary_ctxt_switches"))
+            except (OSError, StopIteration):
+                continue   # a thread that ended meanwhile
+    return total
 
 
 class _Remote:
@@ -130,7 +163,7 @@ def main(script, workloads, rows, args=None, targets=None):
     import dtfnb
 
     rows = [_row(row) for row in rows]
-    ours = _Local(dtfnb, workloads)
+    ours = _Local(dtfnb, workloads, count_wakeups=sys.platform.startswith("linux"))
     theirs, where = _tensorflow(script, args.tf_python, workloads)
     rounds = {}
     with background_load(args.load):
@@ -142,7 +175,7 @@ def main(script, workloads, rows, args=None, targets=None):
                for name, r in rounds.items()}
     if args.json:
         print(json.dumps({"load": describe(args.load), "seconds_per_rep": results,
-                          "rounds": rounds}))
+                          "rounds": rounds, "dtfnb_wakeups_per_rep": _counted(ours.wakeups)}))
         return results
     print(f"TensorFlow: {where}")
     print(f"load: {describe(args.load)}")
@@ -163,6 +196,13 @@ def main(script, workloads, rows, args=None, targets=None):
             line += (f"{_spread_text(values['tensorflow'], unit)}"
                      f"{ratios[name]:>8.2f}x [{min(pairs):.2f}–{max(pairs):.2f}]")
         print(line)
+    if ours.wakeups:
+        print()
+        print("dtfnb wake-ups per repetition (voluntary context switches of its "
+              "processes), median [min–max]")
+        for name, counts in _counted(ours.wakeups).items():
+            print(f"  {name:<{width}}{statistics.median(counts):>8.1f} "
+                  f"[{min(counts):.1f}–{max(counts):.1f}]")
     if targets:
         print()
         print("targets (median ratio)")
@@ -174,6 +214,11 @@ def main(script, workloads, rows, args=None, targets=None):
             verdict = "met" if ratios[name] >= need else "MISSED"
             print(f"  {label:<{width + 26}} {ratios[name]:.2f}x: {verdict}")
     return results
+
+
+def _counted(wakeups):
+    """The wake-ups of the measured rounds (the warm-up round builds plans), or None."""
+    return None if wakeups is None else {name: counts[1:] for name, counts in wakeups.items()}
 
 
 def _rounds(ours, theirs, name, reps, rounds):

@@ -1,8 +1,10 @@
 """benchmarks/_compare.py: every figure a benchmark prints is a median with the range of
-its rounds beside it, and the rounds themselves go into --json."""
+its rounds beside it, and the rounds themselves go into --json, with dtfnb's wake-ups
+per repetition."""
 
 import json
 import sys
+import time
 
 from tests.helpers import ROOT
 
@@ -36,3 +38,24 @@ def test_the_table_and_json_carry_every_round(capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["rounds"] == {"made-up": {"dtfnb": [0.001, 0.002, 0.003]}}
     assert report["seconds_per_rep"] == {"made-up": {"dtfnb": 0.002}}
+
+
+def _sleeping_workload():
+    def build(tf):
+        def measure(n):
+            start = time.perf_counter()
+            for _ in range(n):
+                time.sleep(0.001)   # blocks and is woken: one voluntary context switch
+            return time.perf_counter() - start
+        return measure
+    return {"sleeps": build}
+
+
+def test_dtfnb_wakeups_are_its_voluntary_context_switches_per_repetition(capsys):
+    args = make_parser().parse_args(["--rounds", "3", "--tf-python", "", "--json"])
+    main(__file__, _sleeping_workload(), [("sleeps", 20, "us")], args)
+    counts = json.loads(capsys.readouterr().out)["dtfnb_wakeups_per_rep"]["sleeps"]
+    assert len(counts) == 3 and all(0.9 <= count < 3 for count in counts)
+    args = make_parser().parse_args(["--rounds", "3", "--tf-python", ""])
+    main(__file__, _sleeping_workload(), [("sleeps", 20, "us")], args)
+    assert "dtfnb wake-ups per repetition" in capsys.readouterr().out
