@@ -206,6 +206,15 @@ class Worker(WorkerInterface):
         return _GraphRun(step, graph.executors, lambda: self._end(graph, step),
                          self.conditions.slow)
 
+    def runs_unattended(self, graph_handle, timeout_ms):
+        """Whether a step of the graph, with that deadline, can start on a thread that
+        must not wait (the one reading a connection) and end on whichever thread ends it
+        (see _GraphRun.add_done_callback): one partition whose kernels never block, no
+        deadline to watch, no emulated slowness to sleep."""
+        graph = self._graphs.get(graph_handle)
+        return (graph is not None and len(graph.executors) == 1 and not timeout_ms
+                and graph.executors[0].never_blocks and self.conditions.slow is None)
+
     def _admit(self, graph_handle, step):
         """The graph that `step` runs here, once the step is known to be its master's and
         entered in the running table (from where a cleanup aborts it)."""
@@ -305,15 +314,16 @@ class _GraphRun:
     pools. `wait()` waits for them all, records what failed in the step, sleeps what a
     `slow` task (emulation.Slowness) adds, then runs `end`."""
 
-    __slots__ = ("_step", "_waits", "_end")
+    __slots__ = ("_step", "_waits", "_end", "_run")
 
     def __init__(self, step, executors=(), end=None, slow=None):
         self._step = step
         self._end = end
         started = time.monotonic()
         waits = [ex.device.blocking_pool.submit(ex.run, step).result for ex in executors[1:]]
-        if executors:
-            waits.insert(0, executors[0].start(step).wait)
+        self._run = executors[0].start(step) if executors else None
+        if self._run is not None:
+            waits.insert(0, self._run.wait)
         if slow is not None:   # the emulated compute, after the real one
             waits.append(lambda: step.sleep(slow.delay(time.monotonic() - started)))
         self._waits = waits
@@ -326,3 +336,15 @@ class _GraphRun:
                 self._step.abort(err)
         if self._end is not None:
             self._end()
+
+    def add_done_callback(self, fn):
+        """Instead of `wait`, for a step that Worker.runs_unattended: calls `fn()` once
+        the step has ended here (an error is the step's), on the thread that ends it."""
+        def ended():
+            if self._end is not None:
+                self._end()
+            fn()
+        if self._run is None:   # refused before it started
+            ended()
+        else:
+            self._run.add_done_callback(ended)

@@ -169,6 +169,13 @@ class Executor:
         self._untraced = _Schedule(self._plan, pending, slots, constants)
         self._traced = _Schedule(self._plan, pending, slots) if constants else self._untraced
 
+    @property
+    def never_blocks(self):
+        """Whether no kernel of the partition waits (queues, readers, collectives...), so
+        that a run of it may start on a thread that must not be held: its receives wait
+        without a thread (see `_Run.schedule`)."""
+        return self._frames is None and all(p.mode != _BLOCKING for p in self._plan)
+
     def start(self, step):
         """Starts the partition for `step` and runs it on this thread as far as it goes;
         returns the run, whose `wait()` waits for the rest and raises the step's first
@@ -217,6 +224,9 @@ class _Ended:
     def wait(self):
         if self.step.error is not None:
             raise self.step.error
+
+    def add_done_callback(self, fn):
+        fn()
 
 
 def _execute(node, step, slots, stats):
@@ -286,7 +296,7 @@ def _sequential_order(plan, pending, roots):
 
 class _Run:
     __slots__ = ("plan", "step", "slots", "pending", "remaining", "lock", "done", "device",
-                 "stats", "roots", "receives")
+                 "stats", "roots", "receives", "callbacks")
 
     def __init__(self, executor, step, schedule):
         self._bind(executor, step)
@@ -304,17 +314,18 @@ class _Run:
         self.done = threading.Event()
         self.stats = None if step.stats is None else step.stats.device(self.device.name)
         self.receives = executor._receives
+        self.callbacks = None
 
     def start(self):
         if self.remaining == 0:
-            self.done.set()
+            self._set_done()
             return
         self.process(self.schedule(list(self.roots), busy=False))
 
     def wait(self):
         step = self.step
         # A receive still waiting for its tensor holds no thread that an abort could wake.
-        token = step.on_abort(self.done.set) if self.receives else None
+        token = step.on_abort(self._set_done) if self.receives else None
         try:
             # Its blocking kernels decide the deadline; this wait is a backstop.
             if not self.done.wait(step.remaining(GRACE_SECONDS)):
@@ -401,7 +412,7 @@ class _Run:
                 self.remaining -= 1
                 finished = self.remaining == 0
             if finished:
-                self.done.set()
+                self._set_done()
                 return
             if len(newly) == 1 and plan[newly[0]].mode == _INLINE:
                 ready.append(newly[0])  # the common case needs no scheduling
@@ -409,7 +420,32 @@ class _Run:
                 ready.extend(self.schedule(newly, busy=bool(ready), may_block=may_block))
 
     def _finish_aborted(self):
-        self.done.set()
+        self._set_done()
+
+    def add_done_callback(self, fn):
+        """Calls `fn()` once the run has ended, on the thread that ends it (at once if it
+        has): for a caller that would rather not wait. An abort ends a run whose
+        receives still wait for their tensors. Like `wait`, but for the deadline, which
+        the caller watches."""
+        token = self.step.on_abort(self._set_done) if self.receives else None
+        with self.lock:
+            if not self.done.is_set():
+                self.callbacks = [*(self.callbacks or ()), (fn, token)]
+                return
+        if token is not None:
+            self.step.remove_on_abort(token)
+        fn()
+
+    def _set_done(self):
+        with self.lock:
+            if self.done.is_set():
+                return
+            self.done.set()
+            callbacks, self.callbacks = self.callbacks or (), None
+        for fn, token in callbacks:
+            if token is not None:
+                self.step.remove_on_abort(token)
+            fn()
 
 
 class _FrameRun(_Run):
@@ -428,7 +464,7 @@ class _FrameRun(_Run):
         with self.lock:
             ready = self.state.start()
         if self.state.done:
-            self.done.set()
+            self._set_done()
             return
         self.process(self.schedule(ready, busy=False))
 
@@ -466,7 +502,7 @@ class _FrameRun(_Run):
                 self._finish_aborted()
                 return
             if self.state.done:
-                self.done.set()
+                self._set_done()
                 return
             if newly:
                 ready.extend(self.schedule(newly, busy=bool(ready), may_block=may_block))

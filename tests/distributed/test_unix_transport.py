@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import dtfnb as tf
-from dtfnb.distributed_runtime.transport import rpc, unix, wire
+from dtfnb.distributed_runtime.transport import rpc, services, unix, wire
 from dtfnb.distributed_runtime.transport.remote import RemoteMaster, RemoteWorker
 from dtfnb.protos import worker_pb2
 from tests.helpers import cluster_dict, poll_for, start_task, wait_for_port
@@ -69,6 +69,43 @@ def test_steps_across_tasks_give_the_same_results_either_way(cluster, channel):
             np.testing.assert_array_equal(sess.run(dequeue), [1.0, 2.0])
             with pytest.raises(tf.errors.DeadlineExceededError):
                 sess.run(dequeue, options=tf.RunOptions(timeout_in_ms=200))
+
+
+def test_a_step_whose_kernels_never_block_holds_no_thread_while_it_waits(cluster,
+                                                                       monkeypatch):
+    """The ps's part of a training step (send the weights, wait for the gradient, apply it)
+    starts on the thread that read the RunGraph and ends on the one that delivers the
+    gradient; a part that may block (a dequeue) gets a thread of its own, as before."""
+    taken = []
+    start = services.WorkerServicer.start_RunGraph
+
+    def spy(self, *args):
+        taken.append(start(self, *args))
+        return taken[-1]
+
+    monkeypatch.setattr(services.WorkerServicer, "start_RunGraph", spy)
+    worker = cluster({"ps": 1, "worker": 1})["worker", 0]
+    with tf.device("/job:ps/task:0"):
+        w = tf.Variable(np.ones(4, np.float32))
+        q = tf.FIFOQueue(10, [tf.float32], shapes=[[4]])
+    with tf.device("/job:worker/task:0"):
+        gradient = w * 2.0
+    train = tf.assign_sub(w, gradient * 0.25)   # on the ps, as an optimizer places it
+    with tf.Session(worker.target) as sess:
+        sess.run(w.initializer)
+        del taken[:]
+        for _ in range(3):
+            sess.run(train)
+        assert taken == [True] * 3
+        np.testing.assert_allclose(sess.run(w), 0.125 * np.ones(4))
+        sess.run(q.enqueue([gradient]))
+        del taken[:]
+        np.testing.assert_allclose(sess.run(q.dequeue()), 0.25 * np.ones(4))
+        assert taken == [False]
+        del taken[:]   # a deadline to watch: a thread waits, and watches it
+        sess.run(train, options=tf.RunOptions(timeout_in_ms=10_000))
+        assert taken == [False]
+        np.testing.assert_allclose(sess.run(w), 0.0625 * np.ones(4))
 
 
 def test_with_a_token_only_clients_that_present_it_connect(cluster, monkeypatch):

@@ -10,6 +10,7 @@ import grpc
 from dtfnb.base.errors import (
     UNAVAILABLE,
     CancelledError,
+    InternalError,
     InvalidArgumentError,
     OpError,
     from_code,
@@ -75,6 +76,23 @@ class WorkerServicer:
     def RunGraph(self, request, payload, context):
         """The RunGraph RPC: runs one step of a registered graph on the fed tensors and replies with
         the fetched ones."""
+        run, finish = self._start_graph(request, payload, context)
+        run.wait()
+        return finish()
+
+    def start_RunGraph(self, request, payload, context, respond):
+        """RunGraph on a thread that must not wait (see service_methods): False, having
+        done nothing, if the step may need one that waits; else True, and `respond(finish)`
+        follows once the step has ended, on the thread that ended it."""
+        if not self._worker.runs_unattended(request.graph_handle, request.timeout_in_ms):
+            return False
+        run, finish = self._start_graph(request, payload, context)
+        run.add_done_callback(lambda: respond(finish))
+        return True
+
+    def _start_graph(self, request, payload, context):
+        """Starts a RunGraph's step; returns (the run, `finish()`: once it has ended, the
+        reply, as (RunGraphResponse, payloads), or its error, raised)."""
         shm.block_pool().give_back(context.peer_pid, request.released)
         incoming = wire.Incoming(payload, context.peer_pid)
         feeds = incoming.values(request.send)
@@ -90,28 +108,33 @@ class WorkerServicer:
         step.copy_fetches = False  # encoding them copies anyway
         if request.measure_transfers:
             step.sent = {}
-        with _Cancellation(context, "The master cancelled the step") as cancellation:
-            cancellation.started(step)
-            self._worker.start_graph(request.graph_handle, step).wait()
-        if step.error is not None:
+        cancellation = _Cancellation(context, "The master cancelled the step")
+        cancellation.started(step)
+        run = self._worker.start_graph(request.graph_handle, step)
+
+        def finish():
+            cancellation.finished()
+            if step.error is not None:
+                traffic.publish(step.id, request.session_handle)
+                raise step.error
+            response = worker_pb2.RunGraphResponse(
+                released=wire.released.take((context.peer_pid, request.peer.instance)))
+            out = wire.Outgoing(context.peer_pid if request.accept_shared else None,
+                                tickets=self._tickets)
+            for position, value in step.fetched.items():
+                out.add(response.recv.add(), str(position), value)
+            if link is not None and response.recv:
+                response.link_seconds = link.sent(out.nbytes)
+            if response.recv and master:
+                traffic.count(step.id, master, sent=out.nbytes)
             traffic.publish(step.id, request.session_handle)
-            raise step.error
-        response = worker_pb2.RunGraphResponse(
-            released=wire.released.take((context.peer_pid, request.peer.instance)))
-        out = wire.Outgoing(context.peer_pid if request.accept_shared else None,
-                            tickets=self._tickets)
-        for position, value in step.fetched.items():
-            out.add(response.recv.add(), str(position), value)
-        if link is not None and response.recv:
-            response.link_seconds = link.sent(out.nbytes)
-        if response.recv and master:
-            traffic.count(step.id, master, sent=out.nbytes)
-        traffic.publish(step.id, request.session_handle)
-        if stats is not None:
-            stats.to_proto(response.step_stats)
-        if step.sent is not None:
-            response.sent_bytes.update(step.sent)
-        return response, out.payloads
+            if stats is not None:
+                stats.to_proto(response.step_stats)
+            if step.sent is not None:
+                response.sent_bytes.update(step.sent)
+            return response, out.payloads
+
+        return run, finish
 
     def RecvTensor(self, context):
         """A client stream of pushes: returns what takes each message, in order, and
@@ -152,6 +175,10 @@ class _Cancellation:
         return self
 
     def __exit__(self, *exc):
+        self.finished()
+
+    def finished(self):
+        """The call has ended: its caller going away now changes nothing."""
         with self._lock:
             if self._state == "running":
                 self._state = "done"
@@ -279,13 +306,22 @@ def service_methods(service, servicer, module):
     in the generated `module`), served by `servicer`, for any transport. Handlers raise
     OpErrors. A unary one is handler(bytes, context) -> bytes; a server-streaming one
     yields bytes; a client-streaming one is handler(context) -> receive(bytes) ->
-    replies (bytes)."""
+    replies (bytes).
+
+    A unary handler whose servicer also has `start_<method>` gets `handler.start(bytes,
+    context, reply) -> bool`, for a transport that would rather not hold a thread while
+    the call waits: False, having done nothing, when the call needs one (then the
+    transport calls the handler on a thread); else True, and `reply(bytes, None)` or
+    `reply(None, OpError)` follows once, on whichever thread ends the call."""
     methods = {}
     for descriptor in module.DESCRIPTOR.services_by_name[service].methods:
         handler = getattr(servicer, descriptor.name)
         if not descriptor.client_streaming:
             request_type = getattr(module, descriptor.input_type.name)
+            start = getattr(servicer, f"start_{descriptor.name}", None)
             handler = _parsed(handler, request_type, descriptor.server_streaming)
+            if start is not None:
+                handler.start = _parsed_start(start, request_type)
         methods[descriptor.name] = (descriptor, handler)
     return methods
 
@@ -303,6 +339,36 @@ def _parsed(method, request_type, streaming):
             raise InvalidArgumentError(None, None, f"Malformed request: "
                                        f"{type(err).__name__}: {err}") from None
     return handle
+
+
+def _parsed_start(start, request_type):
+    """`start(request, payload, context, respond)` (see service_methods) on framed bytes."""
+    def begin(data, context, reply):
+        def respond(finish):
+            try:
+                response, payloads = finish()
+                reply(wire.frame(response, payloads), None)
+            except OpError as err:
+                reply(None, err)
+            except Exception as err:   # a bug: the caller hears of it, the thread goes on
+                log.error("%s failed", request_type.__name__, exc_info=err)
+                reply(None, InternalError(None, None, f"{type(err).__name__}: {err}"))
+        try:
+            request, payload = wire.unframe(data, request_type)
+        except Exception:   # the handler, on a thread, says what is wrong with it
+            return False
+        try:
+            return start(request, payload, context, respond)
+        except OpError as err:
+            reply(None, err)
+        except (ValueError, TypeError, KeyError, IndexError) as err:
+            reply(None, InvalidArgumentError(None, None, f"Malformed request: "
+                                             f"{type(err).__name__}: {err}"))
+        except Exception as err:
+            log.error("%s failed", request_type.__name__, exc_info=err)
+            reply(None, InternalError(None, None, f"{type(err).__name__}: {err}"))
+        return True
+    return begin
 
 
 class _GrpcCall:

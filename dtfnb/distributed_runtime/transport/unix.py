@@ -17,7 +17,10 @@ runs the messages of a client stream (tensor pushes) on the connection's reader
 thread, in order; a unary or server-streaming call runs on the thread that read it,
 while a pool thread takes over the reading. A send never blocks its caller: what the
 socket cannot take at once waits, in order, for the connection's writer thread, so
-two reader threads sending to each other cannot deadlock.
+two reader threads sending to each other cannot deadlock. A unary call that can start
+without waiting (a RunGraph whose kernels never block: see services.service_methods)
+starts on the thread that read it, which reads on, and replies from the thread that
+ends it: no thread hands the reading over, none waits for the step.
 """
 
 import collections
@@ -616,6 +619,11 @@ class _ServerLink(_Link):
             self._streams[call_id] = descriptor, entry[1](context)
             self._receive(call_id, *self._streams[call_id], body)
             return None
+        start = getattr(entry[1], "start", None)   # see services.service_methods
+        if start is not None and start(body, context,
+                                       lambda data, err: self._answer(call_id, descriptor,
+                                                                      data, err)):
+            return None   # it replies when it ends, and this thread reads on
         return lambda: self._serve(call_id, descriptor, entry[1], body, context)
 
     def _receive(self, call_id, descriptor, receive, body):
@@ -637,6 +645,12 @@ class _ServerLink(_Link):
             else:
                 self._end(call_id, REPLY, handler(body, context))
         except Exception as err:
+            self._fail(call_id, descriptor, err)
+
+    def _answer(self, call_id, descriptor, data, err):
+        if err is None:
+            self._end(call_id, REPLY, data)
+        else:
             self._fail(call_id, descriptor, err)
 
     def _fail(self, call_id, descriptor, err):
