@@ -98,6 +98,13 @@ class WorkerInterface(abc.ABC):
         other task runs a part of the step."""
 
     @abc.abstractmethod
+    def runs_unattended(self, graph_handle, timeout_ms):
+        """Whether a step of the graph with that deadline (0: none), started with
+        `alone` false, can end with no thread waiting for it: its call then takes
+        `add_done_callback(fn)`, which calls fn() on the thread that ends it, and its
+        `wait()` only finishes up (unless the call `needs_thread`)."""
+
+    @abc.abstractmethod
     def deregister_session(self, session_handle):
         """Forgets every graph of a session."""
 

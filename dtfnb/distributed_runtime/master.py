@@ -15,6 +15,7 @@ Sessions of other processes are closed when idle for long, or when too many are
 open; sessions of this process are their client's to close.
 """
 
+import functools
 import itertools
 import random
 import sys
@@ -344,18 +345,68 @@ class MasterSession:
         """Runs a step made by `prepare` on its workers: starts every task's part (the
         other tasks' first), then waits for each. Returns the fetched values, in the
         order of the fetches; raises the step's first error."""
-        plan, step = prepared.plan, prepared.step
-        start, error = time.time(), None
+        start = time.time()
+        # A lone call needs no watching: nothing else of the step runs meanwhile.
+        calls = self._start(prepared, alone=len(prepared.plan.graphs) == 1)
+        return self._finish(prepared, calls, start)
+
+    def runs_unattended(self, feeds, fetches, targets):
+        """Whether a step of this signature, with no RunOptions and no RunMetadata, can
+        start on a thread that must not wait (one reading a connection) and end on the
+        thread that ends its last part (`run_unattended`): its plan is made (making one
+        calls other tasks), it has no deadline to watch, and each part can end so."""
+        plan = self._plans.get((tuple(feeds), tuple(fetches), tuple(targets)))
+        return (plan is not None
+                and not (self._config.operation_timeout_in_ms or self._default_timeout_ms)
+                and all(worker.runs_unattended(handle, 0) for worker, handle in plan.graphs))
+
+    def run_unattended(self, prepared, done):
+        """`run_prepared` for a step whose signature `runs_unattended`: returns at once,
+        and calls `done(result)` on the thread that ends the step's last part, where
+        `result()` returns the fetched values or raises the step's error."""
+        start = time.time()
+        try:
+            calls = self._start(prepared, alone=False)
+        except Exception as err:
+            done(functools.partial(_raise, err))
+            return
+        left = [len(calls)]
+        lock = threading.Lock()
+
+        def finish():
+            done(functools.partial(self._finish, prepared, calls, start))
+
+        def part_ended():
+            with lock:
+                left[0] -= 1
+                if left[0]:
+                    return
+            if any(call.needs_thread for call in calls):
+                threading.Thread(target=finish, daemon=True, name="dtfnb-step-end").start()
+            else:
+                finish()
+
+        for call in calls:
+            call.add_done_callback(part_ended)
+
+    def _start(self, prepared, alone):
+        """Starts every task's part of a prepared step, the other tasks' first (see
+        Master); returns their calls."""
+        step = prepared.step
         # Added, then checked against cancel_steps, which marks first, then lists: a step
         # that starts as the session closes is either cancelled there or refused here.
         self._active_steps.add(step)
         if self._closed:
             self._active_steps.discard(step)
             raise CancelledError(None, None, "Session has been closed.")
+        return [worker.start_graph(handle, step, alone) for worker, handle in prepared.plan.graphs]
+
+    def _finish(self, prepared, calls, start):
+        """Waits for the calls of a started step (`start`: its time.time()), publishes
+        it, and returns its fetched values or raises its first error."""
+        plan, step = prepared.plan, prepared.step
+        error = None
         try:
-            # A lone call needs no watching: nothing else of the step runs meanwhile.
-            alone = len(plan.graphs) == 1
-            calls = [worker.start_graph(handle, step, alone) for worker, handle in plan.graphs]
             for call in calls:  # each bounded by the step's deadline
                 call.wait()
             if not step.succeed():  # cancelled as it ended: what it dequeued went back
@@ -432,6 +483,10 @@ class MasterSession:
         for step in steps:
             step.cancel(CancelledError(None, None, "Step was cancelled by an explicit call to "
                                        "`Session::Close()`."))
+
+
+def _raise(err):
+    raise err
 
 
 class PreparedStep:

@@ -315,6 +315,7 @@ class _GraphRun:
     `slow` task (emulation.Slowness) adds, then runs `end`."""
 
     __slots__ = ("_step", "_waits", "_end", "_run")
+    needs_thread = False   # its `wait()` after a done callback waits for nothing
 
     def __init__(self, step, executors=(), end=None, slow=None):
         self._step = step
@@ -334,15 +335,19 @@ class _GraphRun:
                 wait()
             except Exception as err:  # the step keeps the first error; others follow it
                 self._step.abort(err)
-        if self._end is not None:
-            self._end()
+        self._finish()
+
+    def _finish(self):
+        end, self._end = self._end, None   # once, after a done callback too
+        if end is not None:
+            end()
 
     def add_done_callback(self, fn):
-        """Instead of `wait`, for a step that Worker.runs_unattended: calls `fn()` once
-        the step has ended here (an error is the step's), on the thread that ends it."""
+        """For a step that Worker.runs_unattended: calls `fn()` once the step has ended
+        here (an error is the step's), on the thread that ends it; `wait()` then only
+        finishes up."""
         def ended():
-            if self._end is not None:
-                self._end()
+            self._finish()
             fn()
         if self._run is None:   # refused before it started
             ended()

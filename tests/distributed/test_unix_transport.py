@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import dtfnb as tf
+from dtfnb.distributed_runtime import targets
 from dtfnb.distributed_runtime.transport import rpc, services, unix, wire
 from dtfnb.distributed_runtime.transport.remote import RemoteMaster, RemoteWorker
 from dtfnb.protos import worker_pb2
@@ -106,6 +107,47 @@ def test_a_step_whose_kernels_never_block_holds_no_thread_while_it_waits(cluster
         sess.run(train, options=tf.RunOptions(timeout_in_ms=10_000))
         assert taken == [False]
         np.testing.assert_allclose(sess.run(w), 0.0625 * np.ones(4))
+
+
+def test_a_clients_step_over_the_socket_holds_no_thread_of_its_master_while_it_runs(
+        cluster, monkeypatch):
+    """A RunStep whose parts never block starts on the thread that read it and replies
+    from the one that ends its last part; options (a deadline), a step that blocks, or a
+    new signature (its plan calls other tasks) get a thread of their own, as before."""
+    taken = []
+    start = services.MasterServicer.start_RunStep
+
+    def spy(self, *args):
+        taken.append(start(self, *args))
+        return taken[-1]
+
+    monkeypatch.setattr(services.MasterServicer, "start_RunStep", spy)
+    monkeypatch.setattr(targets, "running_server", lambda target: None)   # a client elsewhere
+    worker = cluster({"ps": 1, "worker": 1})["worker", 0]
+    with tf.device("/job:ps/task:0"):
+        w = tf.Variable(np.ones(4, np.float32))
+        q = tf.FIFOQueue(10, [tf.float32], shapes=[[4]])
+    with tf.device("/job:worker/task:0"):
+        x = tf.placeholder(tf.float32, [None])
+        gradient = w * x
+    train = tf.assign_sub(w, gradient * 0.25)
+    with tf.Session(worker.target) as sess:
+        sess.run(w.initializer)
+        assert taken == [False]   # a new signature
+        for _ in range(3):
+            sess.run(train, {x: np.full(4, 2.0, np.float32)})
+        assert taken[1:] == [False, True, True]
+        np.testing.assert_allclose(sess.run(w), 0.125 * np.ones(4))
+        with pytest.raises(tf.errors.InvalidArgumentError):   # its error comes back
+            sess.run(train, {x: np.ones(3, np.float32)})
+        assert taken[-1] is True
+        del taken[:]
+        sess.run(train, {x: np.ones(4, np.float32)}, options=tf.RunOptions(timeout_in_ms=10_000))
+        sess.run(q.enqueue([gradient]), {x: np.ones(4, np.float32)})
+        sess.run(q.enqueue([gradient]), {x: np.ones(4, np.float32)})
+        np.testing.assert_allclose(sess.run(q.dequeue()), 0.09375 * np.ones(4))
+        np.testing.assert_allclose(sess.run(q.dequeue()), 0.09375 * np.ones(4))
+        assert taken == [False] * 5   # the options; then each queue op blocks, new or not
 
 
 def test_with_a_token_only_clients_that_present_it_connect(cluster, monkeypatch):

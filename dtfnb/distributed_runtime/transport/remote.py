@@ -159,6 +159,11 @@ class RemoteWorker(_Connection, WorkerInterface):
         self._graphs[response.graph_handle] = (session_handle, feeds, TransferOptions(config))
         return response.graph_handle
 
+    def runs_unattended(self, graph_handle, timeout_ms):
+        """Whether a call of the graph, started at once, can end without a thread that
+        waits for it (see Worker.runs_unattended): no emulated link to sleep through."""
+        return self.link is None and not timeout_ms
+
     def start_graph(self, graph_handle, step, alone=True):
         """Starts the graph's RunGraph for `step`; returns the call, to `wait()` on.
         `alone`: nothing else of the step runs meanwhile (see _GraphCall)."""
@@ -246,6 +251,8 @@ class _GraphCall:
         # DeadlineExceededError, comes before the transport gives up.
         self._timeout = None if remaining is None else remaining + GRACE_SECONDS
         self._handled = threading.Event()
+        self._callbacks = []   # (see add_done_callback), under _lock
+        self._lock = threading.Lock()
         self._incoming = None
         self._link_seconds = 0.0
         self._call = None
@@ -255,7 +262,7 @@ class _GraphCall:
                 self._call = worker.channel.start("RunGraph", self._request, self._reply)
             except OpError as err:
                 step.abort(err)
-                self._handled.set()
+                self._set_handled()
         # After the start: a step that failed already cancels the call it just made.
         self._token = step.on_abort(self._stop, on_cancel=True)
 
@@ -263,7 +270,31 @@ class _GraphCall:
         try:
             self._handle(result)
         finally:
+            self._set_handled()
+
+    def _set_handled(self):
+        with self._lock:
             self._handled.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for fn in callbacks:
+            fn()
+
+    def add_done_callback(self, fn):
+        """Calls `fn()` once the reply is handled (at once if it is), on the thread that
+        handled it; for a call started at once (not `alone`). `wait()` then only finishes
+        up, without waiting, unless `needs_thread`."""
+        with self._lock:
+            if not self._handled.is_set():
+                self._callbacks.append(fn)
+                return
+        fn()
+
+    @property
+    def needs_thread(self):
+        """Whether `wait()` still calls the task: a reply that left large tensors behind
+        tickets, fetched by streams (never on a thread that reads a connection)."""
+        return bool(self._incoming is not None and self._incoming.streams
+                    and self._step.error is None)
 
     def _handle(self, reply):
         step = self._step

@@ -271,6 +271,37 @@ class MasterServicer:
                                        options, metadata)
             cancellation.started(prepared.step)
             values = session.run_prepared(prepared)
+        return self._step_response(request, context, values, metadata)
+
+    def start_RunStep(self, request, payload, context, respond):
+        """RunStep on a thread that must not wait (see service_methods): False, having
+        done nothing, unless the step has no options, no metadata and a signature whose
+        steps run unattended (MasterSession.runs_unattended); then True, and
+        `respond(finish)` follows on the thread that ends the step's last part."""
+        try:
+            session = self._master.session(request.session_handle)
+        except OpError:
+            return False   # RunStep, on a thread, says so
+        fetches, targets = list(request.fetch), list(request.target)
+        if (request.HasField("options") or request.want_metadata or not
+                session.runs_unattended([t.name for t in request.feed], fetches, targets)):
+            return False
+        shm.block_pool().give_back(context.peer_pid, request.released)
+        feeds = wire.Incoming(payload, context.peer_pid).values(request.feed)
+        cancellation = _Cancellation(context, "The client cancelled the step")
+        prepared = session.prepare(feeds, fetches, targets)
+        cancellation.started(prepared.step)
+
+        def done(result):
+            def finish():
+                cancellation.finished()
+                return self._step_response(request, context, result(), None)
+            respond(finish)
+
+        session.run_unattended(prepared, done)
+        return True
+
+    def _step_response(self, request, context, values, metadata):
         response = master_pb2.RunStepResponse(
             released=wire.released.take((context.peer_pid, request.peer.instance)))
         out = wire.Outgoing(context.peer_pid if request.accept_shared else None,
