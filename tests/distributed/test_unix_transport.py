@@ -72,19 +72,26 @@ def test_steps_across_tasks_give_the_same_results_either_way(cluster, channel):
                 sess.run(dequeue, options=tf.RunOptions(timeout_in_ms=200))
 
 
+def _answers(monkeypatch, servicer, method):
+    """The list of what each call of `servicer.method` answers (True: it took the call
+    without a thread that waits), filled as the test runs."""
+    answers = []
+    start = getattr(servicer, method)
+
+    def spy(self, *args):
+        answers.append(start(self, *args))
+        return answers[-1]
+
+    monkeypatch.setattr(servicer, method, spy)
+    return answers
+
+
 def test_a_step_whose_kernels_never_block_holds_no_thread_while_it_waits(cluster,
                                                                        monkeypatch):
     """The ps's part of a training step (send the weights, wait for the gradient, apply it)
     starts on the thread that read the RunGraph and ends on the one that delivers the
     gradient; a part that may block (a dequeue) gets a thread of its own, as before."""
-    taken = []
-    start = services.WorkerServicer.start_RunGraph
-
-    def spy(self, *args):
-        taken.append(start(self, *args))
-        return taken[-1]
-
-    monkeypatch.setattr(services.WorkerServicer, "start_RunGraph", spy)
+    taken = _answers(monkeypatch, services.WorkerServicer, "start_RunGraph")
     worker = cluster({"ps": 1, "worker": 1})["worker", 0]
     with tf.device("/job:ps/task:0"):
         w = tf.Variable(np.ones(4, np.float32))
@@ -114,14 +121,7 @@ def test_a_clients_step_over_the_socket_holds_no_thread_of_its_master_while_it_r
     """A RunStep whose parts never block starts on the thread that read it and replies
     from the one that ends its last part; options (a deadline), a step that blocks, or a
     new signature (its plan calls other tasks) get a thread of their own, as before."""
-    taken = []
-    start = services.MasterServicer.start_RunStep
-
-    def spy(self, *args):
-        taken.append(start(self, *args))
-        return taken[-1]
-
-    monkeypatch.setattr(services.MasterServicer, "start_RunStep", spy)
+    taken = _answers(monkeypatch, services.MasterServicer, "start_RunStep")
     monkeypatch.setattr(targets, "running_server", lambda target: None)   # a client elsewhere
     worker = cluster({"ps": 1, "worker": 1})["worker", 0]
     with tf.device("/job:ps/task:0"):
