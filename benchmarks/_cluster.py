@@ -46,6 +46,11 @@ def stop_children():
 atexit.register(stop_children)
 
 
+def running_children():
+    """The pids of the children started here that still run."""
+    return [proc.pid for proc, _ in _children if proc.poll() is None]
+
+
 def exit_on_sigterm():
     """SIGTERM exits through atexit, so that the children are stopped too."""
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))

@@ -56,8 +56,7 @@ class _Local:
 def voluntary_switches():
     """The voluntary context switches so far of this process's threads and of the
     children `_cluster` started (those that still run)."""
-    pids = [os.getpid()] + [proc.pid for proc, _ in _cluster._children
-                            if proc.poll() is None]
+    pids = [os.getpid()] + _cluster.running_children()
     total = 0
     for pid in pids:
         for path in glob.glob(f"/proc/{pid}/task/*/status"):

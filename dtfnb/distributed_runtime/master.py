@@ -361,25 +361,23 @@ class MasterSession:
                 and all(worker.runs_unattended(handle, 0) for worker, handle in plan.graphs))
 
     def run_unattended(self, prepared, done):
-        """`run_prepared` for a step whose signature `runs_unattended`: returns at once,
-        and calls `done(result)` on the thread that ends the step's last part, where
-        `result()` returns the fetched values or raises the step's error."""
+        """`run_prepared` for a step whose signature `runs_unattended`: returns once the
+        step has started (raises if the session is closed), and calls `done(result)` on
+        the thread that ends the step's last part, where `result()` returns the fetched
+        values or raises the step's error."""
         start = time.time()
-        try:
-            calls = self._start(prepared, alone=False)
-        except Exception as err:
-            done(functools.partial(_raise, err))
-            return
-        left = [len(calls)]
+        calls = self._start(prepared, alone=False)
+        left = len(calls)
         lock = threading.Lock()
 
         def finish():
             done(functools.partial(self._finish, prepared, calls, start))
 
         def part_ended():
+            nonlocal left
             with lock:
-                left[0] -= 1
-                if left[0]:
+                left -= 1
+                if left:
                     return
             if any(call.needs_thread for call in calls):
                 threading.Thread(target=finish, daemon=True, name="dtfnb-step-end").start()
@@ -483,10 +481,6 @@ class MasterSession:
         for step in steps:
             step.cancel(CancelledError(None, None, "Step was cancelled by an explicit call to "
                                        "`Session::Close()`."))
-
-
-def _raise(err):
-    raise err
 
 
 class PreparedStep:

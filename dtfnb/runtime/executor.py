@@ -430,7 +430,8 @@ class _Run:
         token = self.step.on_abort(self._set_done) if self.receives else None
         with self.lock:
             if not self.done.is_set():
-                self.callbacks = [*(self.callbacks or ()), (fn, token)]
+                self.callbacks = self.callbacks or []
+                self.callbacks.append((fn, token))
                 return
         if token is not None:
             self.step.remove_on_abort(token)

@@ -73,8 +73,9 @@ def test_steps_across_tasks_give_the_same_results_either_way(cluster, channel):
 
 
 def _answers(monkeypatch, servicer, method):
-    """The list of what each call of `servicer.method` answers (True: it took the call
-    without a thread that waits), filled as the test runs."""
+    """`answers(n)`: what the first n calls of `servicer.method` answered (True: it took
+    the call without a thread that waits), once there have been n. (A call it took may
+    reply before the reading thread, back from it, records the answer.)"""
     answers = []
     start = getattr(servicer, method)
 
@@ -83,7 +84,11 @@ def _answers(monkeypatch, servicer, method):
         return answers[-1]
 
     monkeypatch.setattr(servicer, method, spy)
-    return answers
+
+    def first(n):
+        assert poll_for(lambda: len(answers) >= n), f"{len(answers)} calls, not {n}"
+        return answers[:n]
+    return first
 
 
 def test_a_step_whose_kernels_never_block_holds_no_thread_while_it_waits(cluster,
@@ -101,18 +106,15 @@ def test_a_step_whose_kernels_never_block_holds_no_thread_while_it_waits(cluster
     train = tf.assign_sub(w, gradient * 0.25)   # on the ps, as an optimizer places it
     with tf.Session(worker.target) as sess:
         sess.run(w.initializer)
-        del taken[:]
         for _ in range(3):
             sess.run(train)
-        assert taken == [True] * 3
+        assert taken(4)[1:] == [True] * 3
         np.testing.assert_allclose(sess.run(w), 0.125 * np.ones(4))
         sess.run(q.enqueue([gradient]))
-        del taken[:]
         np.testing.assert_allclose(sess.run(q.dequeue()), 0.25 * np.ones(4))
-        assert taken == [False]
-        del taken[:]   # a deadline to watch: a thread waits, and watches it
-        sess.run(train, options=tf.RunOptions(timeout_in_ms=10_000))
-        assert taken == [False]
+        assert taken(7)[-1] is False
+        sess.run(train, options=tf.RunOptions(timeout_in_ms=10_000))   # a deadline to watch
+        assert taken(8)[-1] is False
         np.testing.assert_allclose(sess.run(w), 0.0625 * np.ones(4))
 
 
@@ -133,21 +135,20 @@ def test_a_clients_step_over_the_socket_holds_no_thread_of_its_master_while_it_r
     train = tf.assign_sub(w, gradient * 0.25)
     with tf.Session(worker.target) as sess:
         sess.run(w.initializer)
-        assert taken == [False]   # a new signature
+        assert taken(1) == [False]   # a new signature
         for _ in range(3):
             sess.run(train, {x: np.full(4, 2.0, np.float32)})
-        assert taken[1:] == [False, True, True]
+        assert taken(4)[1:] == [False, True, True]
         np.testing.assert_allclose(sess.run(w), 0.125 * np.ones(4))
         with pytest.raises(tf.errors.InvalidArgumentError):   # its error comes back
             sess.run(train, {x: np.ones(3, np.float32)})
-        assert taken[-1] is True
-        del taken[:]
+        assert taken(6)[-1] is True
         sess.run(train, {x: np.ones(4, np.float32)}, options=tf.RunOptions(timeout_in_ms=10_000))
         sess.run(q.enqueue([gradient]), {x: np.ones(4, np.float32)})
         sess.run(q.enqueue([gradient]), {x: np.ones(4, np.float32)})
         np.testing.assert_allclose(sess.run(q.dequeue()), 0.09375 * np.ones(4))
         np.testing.assert_allclose(sess.run(q.dequeue()), 0.09375 * np.ones(4))
-        assert taken == [False] * 5   # the options; then each queue op blocks, new or not
+        assert taken(11)[-5:] == [False] * 5   # the options; then each queue op blocks
 
 
 def test_with_a_token_only_clients_that_present_it_connect(cluster, monkeypatch):

@@ -261,15 +261,11 @@ class MasterServicer:
 
     def RunStep(self, request, payload, context):
         """The RunStep RPC: runs one step of a session and replies with the fetched tensors."""
-        shm.block_pool().give_back(context.peer_pid, request.released)
-        feeds = wire.Incoming(payload, context.peer_pid).values(request.feed)
         options = request.options if request.HasField("options") else None
         metadata = config_pb2.RunMetadata() if request.want_metadata else None
-        with _Cancellation(context, "The client cancelled the step") as cancellation:
-            session = self._master.session(request.session_handle)
-            prepared = session.prepare(feeds, list(request.fetch), list(request.target),
-                                       options, metadata)
-            cancellation.started(prepared.step)
+        session, prepared, cancellation = self._start_step(request, payload, context,
+                                                           options, metadata)
+        with cancellation:
             values = session.run_prepared(prepared)
         return self._step_response(request, context, values, metadata)
 
@@ -282,15 +278,10 @@ class MasterServicer:
             session = self._master.session(request.session_handle)
         except OpError:
             return False   # RunStep, on a thread, says so
-        fetches, targets = list(request.fetch), list(request.target)
-        if (request.HasField("options") or request.want_metadata or not
-                session.runs_unattended([t.name for t in request.feed], fetches, targets)):
+        if (request.HasField("options") or request.want_metadata or not session.runs_unattended(
+                [t.name for t in request.feed], list(request.fetch), list(request.target))):
             return False
-        shm.block_pool().give_back(context.peer_pid, request.released)
-        feeds = wire.Incoming(payload, context.peer_pid).values(request.feed)
-        cancellation = _Cancellation(context, "The client cancelled the step")
-        prepared = session.prepare(feeds, fetches, targets)
-        cancellation.started(prepared.step)
+        session, prepared, cancellation = self._start_step(request, payload, context)
 
         def done(result):
             def finish():
@@ -300,6 +291,17 @@ class MasterServicer:
 
         session.run_unattended(prepared, done)
         return True
+
+    def _start_step(self, request, payload, context, options=None, metadata=None):
+        """(the session, its step prepared, the step's _Cancellation) for a RunStep."""
+        shm.block_pool().give_back(context.peer_pid, request.released)
+        feeds = wire.Incoming(payload, context.peer_pid).values(request.feed)
+        cancellation = _Cancellation(context, "The client cancelled the step")
+        session = self._master.session(request.session_handle)
+        prepared = session.prepare(feeds, list(request.fetch), list(request.target),
+                                   options, metadata)
+        cancellation.started(prepared.step)
+        return session, prepared, cancellation
 
     def _step_response(self, request, context, values, metadata):
         response = master_pb2.RunStepResponse(
