@@ -25,14 +25,14 @@ def _const(ctx, step):
     return value
 
 
-@register_kernel("Identity")
-@register_kernel("StopGradient")
-@register_kernel("PlaceholderWithDefault")
+@register_kernel("Identity", passes=True)
+@register_kernel("StopGradient", passes=True)
+@register_kernel("PlaceholderWithDefault", passes=True)
 def _identity(ctx, step, x):
     return value_of(x)
 
 
-@register_kernel("NoOp")
+@register_kernel("NoOp", passes=True)
 def _no_op(ctx, step, *inputs):
     return None
 

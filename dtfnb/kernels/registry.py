@@ -15,7 +15,8 @@ class KernelDef:
 
     `register_kernel` makes them; the executor takes `fn` and whether it is
     `blocking` (waits on a resource: runs on the device's blocking pool) or
-    `expensive` (may run on the inter-op pool beside other work), and the placer asks
+    `expensive` (may run on the inter-op pool beside other work) or `passes` (only passes
+    its input on, or orders others: a run in a fixed order may skip it), and the placer asks
     `has_kernel` which device types can run a node.
 
     ```python
@@ -30,13 +31,14 @@ class KernelDef:
     print(kernel.fn(None, None, 2.0), kernel.blocking)   # 8.0 False
     ```
     """
-    __slots__ = ("fn", "constraints", "blocking", "expensive")
+    __slots__ = ("fn", "constraints", "blocking", "expensive", "passes")
 
-    def __init__(self, fn, constraints, blocking, expensive):
+    def __init__(self, fn, constraints, blocking, expensive, passes):
         self.fn = fn
         self.constraints = constraints
         self.blocking = blocking
         self.expensive = expensive
+        self.passes = passes
 
     def accepts(self, attrs):
         """Whether this kernel takes a node with these attrs (its dtype constraints hold)."""
@@ -48,7 +50,7 @@ class KernelDef:
 
 
 def register_kernel(op_type, device=("CPU", "GPU"), constraints=None, blocking=False,
-                    expensive=False, ref_inputs=False):
+                    expensive=False, ref_inputs=False, passes=False):
     """Decorator registering `fn` for `op_type` on each device type in `device`.
 
     `constraints` maps an attr (e.g. "dtype") to the dtypes this kernel accepts;
@@ -56,6 +58,8 @@ def register_kernel(op_type, device=("CPU", "GPU"), constraints=None, blocking=F
     that other ready work needs; `expensive` ones may run in parallel on the pool.
     `ref_inputs`: the op's ref-typed inputs are refs it uses in place (as Assign's), so
     it runs where they live; other ops only read a ref's value, wherever they run.
+    `passes`: the kernel returns its one input's value as it is (Identity) or nothing
+    (NoOp), so that a run whose order already keeps its dependencies may skip it.
     """
     device_types = (device,) if isinstance(device, str) else tuple(device)
     if ref_inputs:
@@ -64,7 +68,7 @@ def register_kernel(op_type, device=("CPU", "GPU"), constraints=None, blocking=F
     def decorate(fn):
         for device_type in device_types:
             _KERNELS.setdefault((op_type, device_type), []).append(
-                KernelDef(fn, constraints or {}, blocking, expensive))
+                KernelDef(fn, constraints or {}, blocking, expensive, passes))
         return fn
 
     return decorate

@@ -82,7 +82,15 @@ def _reading_refs(fn, node, sources):
 
 class _PlanNode:
     __slots__ = ("name", "fn", "ctx", "in_slots", "out_base", "n_out", "succ", "mode", "traced",
-                 "label")
+                 "label", "passes")
+
+    def reading(self, in_slots):
+        """A copy of this node that reads `in_slots` instead."""
+        node = _PlanNode()
+        for name in self.__slots__:
+            setattr(node, name, getattr(self, name))
+        node.in_slots = in_slots
+        return node
 
 
 _INLINE, _POOL, _BLOCKING, _RECV = 0, 1, 2, 3
@@ -135,6 +143,8 @@ class Executor:
             p = _PlanNode()
             p.name = node.name
             p.fn = _reading_refs(kernel.fn, node, [nodes[index[src]] for src, _ in node.inputs])
+            # Not one that reads a ref: what it passes on is the ref's value at that point.
+            p.passes = kernel.passes and p.fn is kernel.fn and len(node.inputs) <= 1
             p.ctx = KernelContext(node, device, session_state)
             p.in_slots = [out_base[index[src]] + k for src, k in node.inputs]
             p.out_base = out_base[i]
@@ -166,8 +176,8 @@ class Executor:
         # (Not one under control dependencies: what follows it must wait for them.)
         constants = [i for i, p in enumerate(self._plan)
                      if p.ctx.op == "Const" and pending[i] == 0]
-        self._untraced = _Schedule(self._plan, pending, slots, constants)
-        self._traced = _Schedule(self._plan, pending, slots) if constants else self._untraced
+        self._untraced = _Schedule(self._plan, pending, slots, constants, skip_passes=True)
+        self._traced = _Schedule(self._plan, pending, slots)
 
     @property
     def never_blocks(self):
@@ -246,11 +256,12 @@ class _Schedule:
     """How a run starts: its slots with the `preset` nodes' outputs already in them, the
     dependency counts left, the nodes ready at once, how many nodes it runs, and, without
     pool or receive nodes and with the blocking ones on one chain, a fixed order that
-    does the same work without counting dependencies (see _sequential_order)."""
+    does the same work without counting dependencies (see _sequential_order), less the
+    nodes that only pass a value on where `skip_passes` (a run that is not traced)."""
 
     __slots__ = ("slots", "pending", "roots", "count", "sequence")
 
-    def __init__(self, plan, pending, num_slots, preset=()):
+    def __init__(self, plan, pending, num_slots, preset=(), skip_passes=False):
         self.slots = [None] * num_slots
         self.pending = list(pending)
         for i in preset:
@@ -264,6 +275,24 @@ class _Schedule:
         self.count = len(plan) - len(preset)
         self.sequence = (_sequential_order(plan, self.pending, self.roots)
                          if all(p.mode in (_INLINE, _BLOCKING) for p in plan) else None)
+        if self.sequence is not None and skip_passes:
+            self.sequence = _without_passes(self.sequence)
+
+
+def _without_passes(sequence):
+    """`sequence` without the nodes that only pass a value on (Identity) or order others
+    (NoOp): the order keeps what they ordered, and their readers read what they would
+    have passed. A graph's gradients and groups are full of them."""
+    passed = {}   # an output slot skipped: the slot its value is in
+    kept = []
+    for node in sequence:
+        in_slots = [passed.get(slot, slot) for slot in node.in_slots]
+        if node.passes:
+            if node.n_out:
+                passed[node.out_base] = in_slots[0]
+            continue
+        kept.append(node if in_slots == node.in_slots else node.reading(in_slots))
+    return kept
 
 
 def _sequential_order(plan, pending, roots):
