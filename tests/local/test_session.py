@@ -390,6 +390,30 @@ def test_make_callable_takes_run_options_only_when_asked():
         assert len(metadata.step_stats.dev_stats) > 0
 
 
+def test_identities_and_groups_keep_their_order_whether_a_step_is_traced_or_not():
+    """An untraced step skips what only passes a value on (Identity) or orders (NoOp);
+    what they ordered still happens in order, and a traced step shows them."""
+    v = tf.Variable(1.0)
+    x = tf.placeholder(tf.float32)
+    before = tf.identity(v)                    # a ref's value: read before the assign
+    with tf.control_dependencies([before]):
+        assign = tf.assign_add(v, 10.0)
+    with tf.control_dependencies([assign]):
+        after = tf.identity(x, name="after")   # passes x on, once v is 11
+    total = tf.assign_add(v, after)            # 16 only after the first assign
+    done = tf.group(total, name="done")
+    full = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+    with tf.Session() as sess:
+        for options in (None, full):
+            sess.run(v.initializer)
+            metadata = tf.RunMetadata()
+            assert sess.run([before, total, done], {x: 5.0}, options=options,
+                            run_metadata=metadata) == [1.0, 16.0, None]
+            shown = {node.node_name for device in metadata.step_stats.dev_stats
+                     for node in device.node_stats}
+            assert {"after", "done"} <= shown if options else not shown
+
+
 def test_build_cost_model_fills_a_cost_graph_every_so_many_runs_of_a_signature():
     config = tf.ConfigProto(graph_options=tf.GraphOptions(build_cost_model=2,
                                                           infer_shapes=True))
