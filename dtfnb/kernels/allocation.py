@@ -16,7 +16,7 @@ from dtfnb.base.dtypes import as_dtype, c_type_name
 from dtfnb.base.errors import ResourceExhaustedError
 
 # Outputs up to this size are never refused: they need no look at the memory left.
-_ALWAYS_FITS = 64 << 20
+ALWAYS_FITS = 64 << 20
 
 
 def _read_int(path, field=None):
@@ -57,7 +57,7 @@ def check_output(ctx, shape, dtype):
     `dtype` cannot fit in the memory of the kernel's device."""
     dtype = np.dtype(dtype)
     size = math.prod(shape) * dtype.itemsize
-    if size > _ALWAYS_FITS and size > _bytes_free(ctx.xp):
+    if size > ALWAYS_FITS and size > _bytes_free(ctx.xp):
         allocator = "cpu" if ctx.xp.__name__ == "numpy" else f"GPU_{ctx.device.index}_bfc"
         raise ResourceExhaustedError(
             None, None, f"OOM when allocating tensor with shape[{','.join(map(str, shape))}] "

@@ -9,7 +9,7 @@ import numpy as np
 
 from dtfnb.base.errors import InvalidArgumentError
 from dtfnb.base.shapes import dims_string
-from dtfnb.kernels.allocation import check_output
+from dtfnb.kernels.allocation import ALWAYS_FITS, check_output
 from dtfnb.kernels.registry import register_kernel
 
 
@@ -32,8 +32,11 @@ def _elementwise(op_type, fn):
     def kernel(ctx, step, *inputs):
         try:
             if len(inputs) == 2 and inputs[0].shape != inputs[1].shape:  # may broadcast
-                check_output(ctx, np.broadcast_shapes(inputs[0].shape, inputs[1].shape),
-                             ctx.output_types[0].as_numpy_dtype)
+                # A broadcast has at most both sizes' product of elements: mostly no need
+                # to work out its shape before numpy does.
+                if inputs[0].size * inputs[1].size * inputs[0].itemsize > ALWAYS_FITS:
+                    check_output(ctx, np.broadcast_shapes(inputs[0].shape, inputs[1].shape),
+                                 ctx.output_types[0].as_numpy_dtype)
             return _out(ctx, fn(ctx.xp, *inputs))
         except ValueError:
             if len(inputs) == 2 and inputs[0].shape != inputs[1].shape:

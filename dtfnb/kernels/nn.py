@@ -148,11 +148,16 @@ def _sparse_softmax_xent(ctx, step, features, labels):
         raise InvalidArgumentError(
             None, None, f"Received a label value of {value} which is outside the valid range "
             f"of [0, {classes}).  Label values: {listing}")
-    log_p = _log_softmax(xp, flat)
-    rows = xp.arange(flat.shape[0])
-    loss = -log_p[rows, flat_labels]
-    backprop = xp.exp(log_p)
-    backprop[rows, flat_labels] -= 1  # a fresh array of ours, so changing it is safe
+    # TensorFlow's arithmetic: the loss is log(sum(exp(shifted))) - shifted[label], the
+    # backprop exp(shifted) / sum(exp(shifted)) less one at the label.
+    shifted = flat - xp.max(flat, axis=-1, keepdims=True)
+    backprop = xp.exp(shifted)
+    total = xp.sum(backprop, axis=-1, keepdims=True)
+    at_labels = flat_labels + xp.arange(flat.shape[0]) * classes   # each label's flat index
+    loss = xp.log(total.reshape(-1))
+    loss -= shifted.reshape(-1)[at_labels]
+    backprop /= total
+    backprop.reshape(-1)[at_labels] -= 1   # fresh arrays of ours, so changing them is safe
     return loss.reshape(labels.shape), backprop.reshape(features.shape)
 
 
