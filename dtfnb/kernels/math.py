@@ -9,6 +9,7 @@ import numpy as np
 
 from dtfnb.base.errors import InvalidArgumentError
 from dtfnb.base.shapes import dims_string
+from dtfnb.kernels import blas_work
 from dtfnb.kernels.allocation import ALWAYS_FITS, check_output
 from dtfnb.kernels.registry import register_kernel
 
@@ -170,7 +171,7 @@ def _matmul(ctx, step, a, b):
                                    f"{list(a.shape)} {list(b.shape)}")
     _check_inner(a, b, ctx.name)
     check_output(ctx, (a.shape[0], b.shape[1]), ctx.output_types[0].as_numpy_dtype)
-    return _out(ctx, ctx.xp.matmul(a, b))
+    return _out(ctx, blas_work.matmul(ctx.xp, a, b))
 
 
 def _adjoint(xp, x):
@@ -190,7 +191,7 @@ def _batch_matmul(ctx, step, a, b):
                                    f"dimensions: {list(a.shape)} vs. {list(b.shape)}")
     _check_inner(a, b, ctx.name)
     check_output(ctx, a.shape[:-1] + b.shape[-1:], ctx.output_types[0].as_numpy_dtype)
-    return _out(ctx, xp.matmul(a, b))
+    return _out(ctx, blas_work.matmul(xp, a, b))
 
 
 # -- reductions -----------------------------------------------------------------------

@@ -10,8 +10,22 @@ cores this process may run on, from /proc/stat, less this process's own CPU time
 no more than the threads running at that instant (procs_running, less the one asking).
 Both, because each alone misleads: a glance catches a process that wakes for a moment,
 and the average counts the other tasks of a cluster that work while this one waits for
-them, never beside its BLAS. BLAS gets the cores they leave (a core is taken once more
-than three quarters of one is), at least one.
+them, never beside its BLAS. And at two looks in a row, neither after a pause in this
+process's steps: the average then spans the pause (a benchmark's round of another
+program), and a glance can catch the other program's threads still spinning down. BLAS
+gets the cores they leave (a core is taken once more than three quarters of one is),
+at least one.
+
+Load that /proc/stat does not show slows threads that wait for each other too: a host
+that runs another machine on the core under this one's second CPU, a CPU quota. So
+between the threads the cores allow and half as many, the one with which the steps get
+more done wins (`_Measured`): multiply-adds of big products per second of the window
+between two looks, which counts the rest of a step too, as BLAS's idle threads spin
+beside it. The threads allowed, once compared with half as many, until their rate falls
+a fifth below the best it reached; then half as many for a look, kept while they are
+faster, with the threads allowed tried again every two seconds. On a 2-core machine
+whose host took its second core for a while, one thread made 600 MLP steps a second
+where two made 500 (and 950 once the host gave it back).
 
 The limit is process-wide, as BLAS's threads are, and a thread started for the purpose
 sets it: OpenBLAS (0.3.31) ignores a change made from any thread but the main one once
@@ -23,11 +37,56 @@ import os
 import threading
 import time
 
+from dtfnb.kernels import blas_work
+
 log = logging.getLogger("dtfnb.runtime")
 
 _CHECK_SECONDS = 0.1
+_PAUSE_SECONDS = 0.25   # a look this long after the last: this process paused its steps
 _TAKEN = 0.75   # the share of a core others use that makes it theirs
+_SLOWER = 0.8   # a rate this much of the best one: try fewer threads
+_RETRY_SECONDS = 2.0
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+class _Measured:
+    """Between the threads the cores allow and half as many, the one with which the
+    steps got more done, from the rate of each look's window (multiply-adds of big
+    products per second)."""
+
+    def __init__(self):
+        self.rates = {}                    # threads: the rate they last ran at
+        self.best = 0.0                    # the best rate of the threads allowed, lately;
+                                           # 0: not yet compared with fewer
+        self.trying = False                # this window tries the other count
+        self.retry_at = float("-inf")      # when to try the threads allowed again
+
+    def threads(self, allowed, current, rate, now):
+        """The threads for the next window, which ran `current` ones at `rate` (None:
+        no big product ran)."""
+        fewer = max(1, allowed // 2)
+        if fewer == allowed or current not in (allowed, fewer):
+            self.__init__()                # nothing to choose, or the cores changed
+            return allowed
+        if rate is None:
+            return current
+        self.rates[current] = rate
+        other = fewer if current == allowed else allowed
+        if self.trying:
+            self.trying = False
+            faster = current if rate > self.rates[other] else other
+            if faster == allowed:
+                self.best = self.rates[allowed]
+            else:
+                self.retry_at = now + _RETRY_SECONDS
+            return faster
+        if current == allowed and self.best and rate >= _SLOWER * self.best:
+            self.best = max(self.best, rate)
+            return allowed
+        if current == fewer and now < self.retry_at:
+            return fewer
+        self.trying = True
+        return other
 
 
 class _Policy:
@@ -36,6 +95,8 @@ class _Policy:
         self.current = None       # the threads BLAS has now
         self.checked = float("-inf")
         self.sample = None        # (wall, cores' busy seconds, own CPU seconds) at `checked`
+        self.others = 0.0         # the cores other processes took at the look before
+        self.measured = _Measured()
         self.lock = threading.Lock()
         self.controller = None
         self.warned = False
@@ -51,12 +112,15 @@ def configure(threads):
         _policy.most = threads
         _policy.checked = float("-inf")
         _policy.sample = None
+        _policy.others = 0.0
+        _policy.measured = _Measured()
         _limit(threads)
 
 
 def adjust():
     """At most ten times a second: BLAS threads as configured, fewer while other
-    processes keep this process's cores busy. Cheap when it is not time yet."""
+    processes keep this process's cores busy (at this look and the one before). Cheap
+    when it is not time yet."""
     now = time.monotonic()
     if _policy.most is None or now - _policy.checked < _CHECK_SECONDS:
         return
@@ -71,12 +135,16 @@ def adjust():
         busy, running = stat
         sample = (now, busy, time.process_time())
         previous, _policy.sample = _policy.sample, sample
-        if previous is None:
-            return   # the first look: nothing to compare yet
+        madds = blas_work.take()
+        if previous is None or now - previous[0] > _PAUSE_SECONDS:
+            return   # the first look, or the first after a pause: nothing to compare yet
         # Running now, less the thread asking (this process's other threads wait at the
         # start of a step; one that spins is not counted by the average, which is less).
         others = min(other_processes_cores(previous, sample), running - 1)
-        _limit(threads_for(_policy.most, len(cpus) - int(others + 1 - _TAKEN)))
+        others, _policy.others = min(others, _policy.others), others
+        allowed = threads_for(_policy.most, len(cpus) - int(others + 1 - _TAKEN))
+        rate = madds / (now - previous[0]) if madds else None
+        _limit(_policy.measured.threads(allowed, _policy.current, rate, now))
 
 
 def current():

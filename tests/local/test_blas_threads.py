@@ -13,6 +13,7 @@ import pytest
 import threadpoolctl
 
 import dtfnb as tf
+from dtfnb.kernels import blas_work
 from dtfnb.runtime import blas
 
 SPIN = "while True: pass"
@@ -62,10 +63,12 @@ def test_a_spinning_process_shows_as_a_core_other_processes_keep_busy(busy_proce
     assert blas.cpu_stat(cpus)[1] >= 2   # the spinner and the thread that asks
 
 
-def _run_twice(sess, product):
-    """Two steps half a second apart: the first looks at the cores, the second decides."""
-    sess.run(product)
-    time.sleep(blas._CHECK_SECONDS)
+def _run_until_decided(sess, product):
+    """Three steps a look apart: the first looks at the cores, the others count what
+    other processes took, the third decides on both counts."""
+    for _ in range(2):
+        sess.run(product)
+        time.sleep(blas._CHECK_SECONDS)
     sess.run(product)
 
 
@@ -76,7 +79,7 @@ def test_a_step_beside_a_busy_process_uses_fewer_blas_threads(busy_process):
     product = tf.matmul(x, x)
     with tf.Session() as sess:          # BLAS gets every core: a local session's share
         assert blas.current() == os.cpu_count()
-        _run_twice(sess, product)
+        _run_until_decided(sess, product)
         assert blas.current() <= cores - 1
         assert _blas_threads() == blas.current()
     blas.configure(os.cpu_count())      # what a new session does: every core again
@@ -90,13 +93,63 @@ def test_a_step_on_another_thread_than_the_sessions_limits_blas_too(busy_process
     x = tf.constant(np.ones((64, 64), np.float32))
     product = tf.matmul(x, x)
     with tf.Session() as sess:
-        thread = threading.Thread(target=_run_twice, args=(sess, product))
+        thread = threading.Thread(target=_run_until_decided, args=(sess, product))
         thread.start()
         thread.join()
         assert blas.current() < os.cpu_count()
         assert _blas_threads() == blas.current()
     blas.configure(os.cpu_count())
     assert _blas_threads() == os.cpu_count()
+
+
+@needs_two_cores
+def test_a_process_busy_at_one_look_only_leaves_blas_its_threads():
+    """As another program's threads spinning down after its own work (TensorFlow's
+    between a benchmark's rounds): seen at one look, gone at the next. (A product too
+    small to count as work: the threads stay as the cores allow them.)"""
+    x = tf.constant(np.ones((32, 32), np.float32))
+    product = tf.matmul(x, x)
+    with tf.Session() as sess:
+        configured = blas.current()
+        sess.run(product)                  # the first look
+        spinner = subprocess.Popen(
+            [sys.executable, "-c", "import time\nend = time.time() + 0.3\n"
+             "while time.time() < end: pass"])
+        try:
+            time.sleep(0.2)
+            sess.run(product)              # the spinner busy at this look only
+            assert blas.current() == configured
+        finally:
+            spinner.wait()
+        time.sleep(blas._CHECK_SECONDS)
+        sess.run(product)
+        assert blas.current() == configured
+        assert _blas_threads() == configured
+
+
+def test_measured_threads_try_half_as_many_and_keep_the_faster():
+    measured = blas._Measured()
+    assert measured.threads(2, 2, 100.0, now=0.0) == 1   # never compared: try fewer
+    assert measured.threads(2, 1, 60.0, now=0.1) == 2    # slower: back, at best 100
+    assert measured.threads(2, 2, 95.0, now=0.2) == 2    # within a fifth of the best
+    assert measured.threads(2, 2, 70.0, now=0.3) == 1    # a fifth below: try fewer
+    assert measured.threads(2, 1, 80.0, now=0.4) == 1    # faster: kept
+    assert measured.threads(2, 1, 80.0, now=2.3) == 1    # for two seconds
+    assert measured.threads(2, 1, 80.0, now=2.5) == 2    # then the threads allowed again
+    assert measured.threads(2, 2, 120.0, now=2.6) == 2   # faster now: kept
+    assert measured.threads(2, 2, None, now=2.7) == 2    # no big product: as it was
+    assert measured.threads(8, 4, 50.0, now=2.8) == 8    # half of 8: try all of them
+    assert measured.threads(1, 2, 50.0, now=2.9) == 1    # one core: nothing to choose
+
+
+def test_a_steps_big_products_count_as_work_and_small_ones_do_not():
+    big = tf.matmul(tf.ones((128, 784)), tf.ones((784, 300)))
+    batch = tf.matmul(tf.ones((3, 64, 64)), tf.ones((3, 64, 64)))
+    small = tf.matmul(tf.ones((32, 32)), tf.ones((32, 32)))
+    with tf.Session() as sess:
+        blas_work.take()
+        sess.run([big.op, batch.op, small.op])
+        assert blas_work.take() == 128 * 784 * 300 + 3 * 64 * 64 * 64
 
 
 def test_without_proc_the_threads_stay_as_configured(monkeypatch):
