@@ -68,8 +68,8 @@ class _Measured:
         if fewer == allowed or current not in (allowed, fewer):
             self.__init__()                # nothing to choose, or the cores changed
             return allowed
-        if rate is None:
-            return current
+        if rate is None:   # no big product: as measured, or as the cores allow
+            return current if self.rates else allowed
         self.rates[current] = rate
         other = fewer if current == allowed else allowed
         if self.trying:

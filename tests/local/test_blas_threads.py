@@ -102,29 +102,31 @@ def test_a_step_on_another_thread_than_the_sessions_limits_blas_too(busy_process
     assert _blas_threads() == os.cpu_count()
 
 
-@needs_two_cores
-def test_a_process_busy_at_one_look_only_leaves_blas_its_threads():
+def _look(monkeypatch, others, running):
+    """One look of `adjust`, a look's time after the last, at which other processes kept
+    `others` cores busy and `running` threads ran."""
+    monkeypatch.setattr(blas, "cpu_stat", lambda cpus: (0.0, running))
+    monkeypatch.setattr(blas, "other_processes_cores", lambda before, after: others)
+    time.sleep(blas._CHECK_SECONDS)
+    blas.adjust()
+
+
+def test_cores_count_as_taken_at_two_looks_in_a_row_neither_after_a_pause(monkeypatch):
     """As another program's threads spinning down after its own work (TensorFlow's
-    between a benchmark's rounds): seen at one look, gone at the next. (A product too
-    small to count as work: the threads stay as the cores allow them.)"""
-    x = tf.constant(np.ones((32, 32), np.float32))
-    product = tf.matmul(x, x)
-    with tf.Session() as sess:
-        configured = blas.current()
-        sess.run(product)                  # the first look
-        spinner = subprocess.Popen(
-            [sys.executable, "-c", "import time\nend = time.time() + 0.3\n"
-             "while time.time() < end: pass"])
-        try:
-            time.sleep(0.2)
-            sess.run(product)              # the spinner busy at this look only
-            assert blas.current() == configured
-        finally:
-            spinner.wait()
-        time.sleep(blas._CHECK_SECONDS)
-        sess.run(product)
-        assert blas.current() == configured
-        assert _blas_threads() == configured
+    between a benchmark's rounds): seen at one look, gone at the next."""
+    blas.configure(2)
+    _look(monkeypatch, 0.0, 1)             # the first look
+    _look(monkeypatch, 1.0, 2)             # a core taken at this look only
+    assert blas.current() == 2
+    _look(monkeypatch, 0.0, 1)
+    _look(monkeypatch, 1.0, 2)
+    _look(monkeypatch, 1.0, 2)             # at two looks in a row
+    assert blas.current() == 1
+    time.sleep(blas._PAUSE_SECONDS)        # the steps pause: the next look decides nothing
+    _look(monkeypatch, 0.0, 1)
+    assert blas.current() == 1
+    _look(monkeypatch, 0.0, 1)
+    assert blas.current() == 2
 
 
 def test_measured_threads_try_half_as_many_and_keep_the_faster():
@@ -140,6 +142,7 @@ def test_measured_threads_try_half_as_many_and_keep_the_faster():
     assert measured.threads(2, 2, None, now=2.7) == 2    # no big product: as it was
     assert measured.threads(8, 4, 50.0, now=2.8) == 8    # half of 8: try all of them
     assert measured.threads(1, 2, 50.0, now=2.9) == 1    # one core: nothing to choose
+    assert measured.threads(2, 1, None, now=3.0) == 2    # cores back, nothing measured
 
 
 def test_a_steps_big_products_count_as_work_and_small_ones_do_not():
