@@ -22,10 +22,10 @@ between the threads the cores allow and half as many, the one with which the ste
 more done wins (`_Measured`): multiply-adds of big products per second of the window
 between two looks, which counts the rest of a step too, as BLAS's idle threads spin
 beside it. The threads allowed, once compared with half as many, until their rate falls
-a fifth below the best it reached; then half as many for a look, kept while they are
-faster, with the threads allowed tried again every two seconds. On a 2-core machine
-whose host took its second core for a while, one thread made 600 MLP steps a second
-where two made 500 (and 950 once the host gave it back).
+a fifth below the best it reached at two looks in a row; then half as many for a look,
+kept while they are faster, with the threads allowed tried again every two seconds. On
+a 2-core machine whose host took its second core for a while, one thread made 600 MLP
+steps a second where two made 500 (and 950 once the host gave it back).
 
 The limit is process-wide, as BLAS's threads are, and a thread started for the purpose
 sets it: OpenBLAS (0.3.31) ignores a change made from any thread but the main one once
@@ -42,8 +42,9 @@ from dtfnb.kernels import blas_work
 log = logging.getLogger("dtfnb.runtime")
 
 _CHECK_SECONDS = 0.1
-_PAUSE_SECONDS = 0.25   # a look this long after the last: this process paused its steps
-_TAKEN = 0.75   # the share of a core others use that makes it theirs
+_PAUSE_SECONDS = 0.25   # a look this long after the last, with this process mostly idle
+                        # (less than _TAKEN of a core) in between: it paused its steps
+_TAKEN = 0.75   # the share of a core others use that makes it theirs (or this process)
 _SLOWER = 0.8   # a rate this much of the best one: try fewer threads
 _RETRY_SECONDS = 2.0
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -59,6 +60,8 @@ class _Measured:
         self.best = 0.0                    # the best rate of the threads allowed, lately;
                                            # 0: not yet compared with fewer
         self.trying = False                # this window tries the other count
+        self.slow = False                  # the threads allowed were slow at the last look
+        self.slow = False                  # the threads allowed were slow at the last look
         self.retry_at = float("-inf")      # when to try the threads allowed again
 
     def threads(self, allowed, current, rate, now):
@@ -80,9 +83,13 @@ class _Measured:
             else:
                 self.retry_at = now + _RETRY_SECONDS
             return faster
-        if current == allowed and self.best and rate >= _SLOWER * self.best:
-            self.best = max(self.best, rate)
-            return allowed
+        if current == allowed and self.best:
+            slow = rate < _SLOWER * self.best
+            if not (slow and self.slow):   # one slow look is often the host's moment
+                self.slow = slow
+                self.best = self.best if slow else max(self.best, rate)
+                return allowed
+            self.slow = False
         if current == fewer and now < self.retry_at:
             return fewer
         self.trying = True
@@ -136,7 +143,7 @@ def adjust():
         sample = (now, busy, time.process_time())
         previous, _policy.sample = _policy.sample, sample
         madds = blas_work.take()
-        if previous is None or now - previous[0] > _PAUSE_SECONDS:
+        if previous is None or _paused(previous, sample):
             return   # the first look, or the first after a pause: nothing to compare yet
         # Running now, less the thread asking (this process's other threads wait at the
         # start of a step; one that spins is not counted by the average, which is less).
@@ -183,6 +190,13 @@ def cpu_stat(cpus):
     except (OSError, ValueError):
         pass
     return None
+
+
+def _paused(before, after):
+    """Whether this process paused its steps between two samples: a long window (a step
+    as long is busy all through it) in which it used less than most of a core."""
+    wall = after[0] - before[0]
+    return wall > _PAUSE_SECONDS and after[2] - before[2] < _TAKEN * wall
 
 
 def other_processes_cores(before, after):

@@ -127,6 +127,16 @@ def test_cores_count_as_taken_at_two_looks_in_a_row_neither_after_a_pause(monkey
     assert blas.current() == 1
     _look(monkeypatch, 0.0, 1)
     assert blas.current() == 2
+    _look(monkeypatch, 1.0, 2)
+    _spin(2 * blas._PAUSE_SECONDS)         # a long step, busy all through: no pause
+    _look(monkeypatch, 1.0, 2)
+    assert blas.current() == 1
+
+
+def _spin(seconds):
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
 
 
 def test_measured_threads_try_half_as_many_and_keep_the_faster():
@@ -134,7 +144,8 @@ def test_measured_threads_try_half_as_many_and_keep_the_faster():
     assert measured.threads(2, 2, 100.0, now=0.0) == 1   # never compared: try fewer
     assert measured.threads(2, 1, 60.0, now=0.1) == 2    # slower: back, at best 100
     assert measured.threads(2, 2, 95.0, now=0.2) == 2    # within a fifth of the best
-    assert measured.threads(2, 2, 70.0, now=0.3) == 1    # a fifth below: try fewer
+    assert measured.threads(2, 2, 70.0, now=0.25) == 2   # a fifth below at one look
+    assert measured.threads(2, 2, 70.0, now=0.3) == 1    # and at the next: try fewer
     assert measured.threads(2, 1, 80.0, now=0.4) == 1    # faster: kept
     assert measured.threads(2, 1, 80.0, now=2.3) == 1    # for two seconds
     assert measured.threads(2, 1, 80.0, now=2.5) == 2    # then the threads allowed again
