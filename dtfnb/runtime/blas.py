@@ -61,7 +61,6 @@ class _Measured:
                                            # 0: not yet compared with fewer
         self.trying = False                # this window tries the other count
         self.slow = False                  # the threads allowed were slow at the last look
-        self.slow = False                  # the threads allowed were slow at the last look
         self.retry_at = float("-inf")      # when to try the threads allowed again
 
     def threads(self, allowed, current, rate, now):
