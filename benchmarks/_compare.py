@@ -4,9 +4,10 @@ A workload is a function `build(tf)` written against TensorFlow 1's API; it retu
 `measure(n) -> seconds for n repetitions`. dtfnb runs in this process. TensorFlow
 runs in this process if `tensorflow` imports here, otherwise in the interpreter named
 by `--tf-python` (or $DTFNB_TF_PYTHON), which executes this same script in worker
-mode. Rounds alternate between the two so that background load hits both alike; the
-reported figure is the median round, with the range over the rounds beside it, and the
-ratio's median and range over the pairs of rounds that ran side by side.
+mode. Rounds alternate between the two, and last about as long on both sides, so that
+background load hits both alike; the reported figure is the median round, with the
+range over the rounds beside it, and the ratio's median and range over the pairs of
+rounds that ran side by side.
 
 For dtfnb it also counts wake-ups: the voluntary context switches (a thread that blocks
 and is woken again) of this process and the children it started (`_cluster`; not
@@ -178,8 +179,8 @@ def main(script, workloads, rows, args=None, targets=None):
         return results
     print(f"TensorFlow: {where}")
     print(f"load: {describe(args.load)}")
-    print(f"median [min–max] of {args.rounds} interleaved rounds; spread: (max − min) / "
-          "median; ratio > 1x: dtfnb is better")
+    print(f"median [min–max] of {args.rounds} interleaved rounds of about equal length; "
+          "spread: (max − min) / median; ratio > 1x: dtfnb is better")
     width = max([34] + [len(name) + 2 for name, *_ in rows])
     print(f"{'workload':<{width}}{'dtfnb':>24}{'spread':>8}{'TensorFlow':>24}{'spread':>8}"
           f"{'ratio':>22}")
@@ -222,15 +223,24 @@ def _counted(wakeups):
 
 def _rounds(ours, theirs, name, reps, rounds):
     """{implementation: [seconds per rep in each round]} of `name` over `rounds`
-    alternating rounds, after one warm-up round each (plans built, caches filled)."""
-    ours.measure(name, reps)
+    alternating rounds, after one warm-up round each (plans built, caches filled).
+
+    The rounds last about as long on both sides: the one the warm-up found faster runs
+    proportionally more than `reps` repetitions. So a round's fixed costs (starting
+    workers, waiting for the last one) weigh alike on both, and load that comes and
+    goes falls on rounds of one length, which makes the two spreads comparable."""
+    warmup = {"dtfnb": ours.measure(name, reps)}
     if theirs is not None:
-        theirs.measure(name, reps)
+        warmup["tensorflow"] = theirs.measure(name, reps)
+    longest = max(warmup.values())
+    counts = {k: max(reps, round(reps * longest / seconds)) if seconds > 0 else reps
+              for k, seconds in warmup.items()}
     samples = {"dtfnb": [], "tensorflow": []}
     for _ in range(rounds):
-        samples["dtfnb"].append(ours.measure(name, reps) / reps)
+        samples["dtfnb"].append(ours.measure(name, counts["dtfnb"]) / counts["dtfnb"])
         if theirs is not None:
-            samples["tensorflow"].append(theirs.measure(name, reps) / reps)
+            samples["tensorflow"].append(
+                theirs.measure(name, counts["tensorflow"]) / counts["tensorflow"])
     return {k: v for k, v in samples.items() if v}
 
 

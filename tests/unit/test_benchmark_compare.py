@@ -9,7 +9,7 @@ import time
 from tests.helpers import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from _compare import _spread_text, main, make_parser  # noqa: E402
+from _compare import _rounds, _spread_text, main, make_parser  # noqa: E402
 
 
 def test_a_figure_is_its_median_with_the_rounds_range_and_relative_spread():
@@ -31,13 +31,34 @@ def test_the_table_and_json_carry_every_round(capsys):
     args = make_parser().parse_args(["--rounds", "3", "--tf-python", ""])
     main(__file__, _workloads(), [("made-up", 2, "us")], args)
     table = capsys.readouterr().out
-    assert "median [min–max] of 3 interleaved rounds" in table
+    assert "median [min–max] of 3 interleaved rounds of about equal length" in table
     assert "2000.0 µs [1000.0–3000.0]" in table and "100%" in table
     args = make_parser().parse_args(["--rounds", "3", "--tf-python", "", "--json"])
     main(__file__, _workloads(), [("made-up", 2, "us")], args)
     report = json.loads(capsys.readouterr().out)
     assert report["rounds"] == {"made-up": {"dtfnb": [0.001, 0.002, 0.003]}}
     assert report["seconds_per_rep"] == {"made-up": {"dtfnb": 0.002}}
+
+
+class _Implementation:
+    """An implementation whose every repetition takes `per_rep` seconds."""
+
+    def __init__(self, per_rep):
+        self.per_rep, self.asked = per_rep, []
+
+    def measure(self, name, n):
+        self.asked.append(n)
+        return self.per_rep * n
+
+
+def test_the_faster_implementation_runs_more_repetitions_so_that_rounds_last_alike():
+    ours, theirs = _Implementation(0.001), _Implementation(0.003)
+    rounds = _rounds(ours, theirs, "made-up", 10, 2)
+    assert ours.asked == [10, 30, 30] and theirs.asked == [10, 10, 10]
+    assert rounds == {"dtfnb": [0.001, 0.001], "tensorflow": [0.003, 0.003]}
+    ours, theirs = _Implementation(0.004), _Implementation(0.001)
+    _rounds(ours, theirs, "made-up", 10, 1)
+    assert ours.asked == [10, 10] and theirs.asked == [10, 40]
 
 
 def _sleeping_workload():
