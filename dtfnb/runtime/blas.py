@@ -84,9 +84,10 @@ class _Measured:
             return faster
         if current == allowed and self.best:
             slow = rate < _SLOWER * self.best
+            if not slow:
+                self.best = max(self.best, rate)
             if not (slow and self.slow):   # one slow look is often the host's moment
                 self.slow = slow
-                self.best = self.best if slow else max(self.best, rate)
                 return allowed
             self.slow = False
         if current == fewer and now < self.retry_at:
