@@ -11,6 +11,7 @@ inf/nan silently, as in TensorFlow: a thread runs its nodes under one `np.errsta
 not one per kernel.
 """
 
+import operator
 import threading
 import time
 
@@ -81,16 +82,22 @@ def _reading_refs(fn, node, sources):
 
 
 class _PlanNode:
-    __slots__ = ("name", "fn", "ctx", "in_slots", "out_base", "n_out", "succ", "mode", "traced",
-                 "label", "passes")
+    __slots__ = ("name", "fn", "ctx", "in_slots", "gather", "out_base", "n_out", "succ", "mode",
+                 "traced", "label", "passes")
 
     def reading(self, in_slots):
         """A copy of this node that reads `in_slots` instead."""
         node = _PlanNode()
         for name in self.__slots__:
             setattr(node, name, getattr(self, name))
-        node.in_slots = in_slots
+        node.read(in_slots)
         return node
+
+    def read(self, in_slots):
+        """Reads its inputs from `in_slots`: `gather(slots)` gives them, one C call (the
+        input itself where there is one, a tuple where there are more)."""
+        self.in_slots = in_slots
+        self.gather = operator.itemgetter(*in_slots) if in_slots else None
 
 
 _INLINE, _POOL, _BLOCKING, _RECV = 0, 1, 2, 3
@@ -146,7 +153,7 @@ class Executor:
             # Not one that reads a ref: what it passes on is the ref's value at that point.
             p.passes = kernel.passes and p.fn is kernel.fn and len(node.inputs) <= 1
             p.ctx = KernelContext(node, device, session_state)
-            p.in_slots = [out_base[index[src]] + k for src, k in node.inputs]
+            p.read([out_base[index[src]] + k for src, k in node.inputs])
             p.out_base = out_base[i]
             p.n_out = len(node.output_types)
             p.succ = []
@@ -242,7 +249,12 @@ class _Ended:
 def _execute(node, step, slots, stats):
     """Runs one node's kernel on its input slots and stores its outputs in `slots`."""
     start = time.perf_counter() if stats is not None else 0.0
-    out = node.fn(node.ctx, step, *[slots[s] for s in node.in_slots])
+    if node.gather is None:
+        out = node.fn(node.ctx, step)
+    elif len(node.in_slots) == 1:
+        out = node.fn(node.ctx, step, node.gather(slots))
+    else:
+        out = node.fn(node.ctx, step, *node.gather(slots))
     if node.n_out == 1:
         slots[node.out_base] = out
     elif node.n_out > 1:
