@@ -226,9 +226,9 @@ def _reduction(op_type, fn):
 def _mean(xp, x, axes, keep):
     if np.dtype(x.dtype).kind in "iub":  # integer mean truncates, as TensorFlow's does
         count = int(np.prod([x.shape[a] for a in axes]))
-        total = xp.sum(x, axis=axes, keepdims=keep, dtype=x.dtype)
+        total = x.sum(axis=axes, keepdims=keep, dtype=x.dtype)
         return total // count if count else total
-    return xp.mean(x, axis=axes, keepdims=keep, dtype=x.dtype)
+    return x.mean(axis=axes, keepdims=keep, dtype=x.dtype)
 
 
 def _extreme(name):
@@ -241,18 +241,19 @@ def _extreme(name):
             fill = (-np.inf if kind == "f" else info.min) if name == "max" else \
                 (np.inf if kind == "f" else info.max)
             return xp.full(shape, fill, dtype=x.dtype)
-        return getattr(xp, name)(x, axis=axes, keepdims=keep)
+        return getattr(x, name)(axis=axes, keepdims=keep)
 
     return reduce
 
 
-_reduction("Sum", lambda xp, x, axes, keep: xp.sum(x, axis=axes, keepdims=keep, dtype=x.dtype))
-_reduction("Prod", lambda xp, x, axes, keep: xp.prod(x, axis=axes, keepdims=keep, dtype=x.dtype))
+# The arrays' own methods: numpy's functions of the same names wrap them in Python.
+_reduction("Sum", lambda xp, x, axes, keep: x.sum(axis=axes, keepdims=keep, dtype=x.dtype))
+_reduction("Prod", lambda xp, x, axes, keep: x.prod(axis=axes, keepdims=keep, dtype=x.dtype))
 _reduction("Mean", _mean)
 _reduction("Max", _extreme("max"))
 _reduction("Min", _extreme("min"))
-_reduction("Any", lambda xp, x, axes, keep: xp.any(x, axis=axes, keepdims=keep))
-_reduction("All", lambda xp, x, axes, keep: xp.all(x, axis=axes, keepdims=keep))
+_reduction("Any", lambda xp, x, axes, keep: x.any(axis=axes, keepdims=keep))
+_reduction("All", lambda xp, x, axes, keep: x.all(axis=axes, keepdims=keep))
 
 
 def _arg(op_type, fn_name):

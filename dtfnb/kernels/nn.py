@@ -98,8 +98,8 @@ def _tanh_grad(ctx, step, y, dy):
 # -- softmax and cross entropies ------------------------------------------------------
 
 def _log_softmax(xp, logits):
-    shifted = logits - xp.max(logits, axis=-1, keepdims=True)
-    return shifted - xp.log(xp.sum(xp.exp(shifted), axis=-1, keepdims=True))
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    return shifted - xp.log(xp.exp(shifted).sum(axis=-1, keepdims=True))
 
 
 def _check_rank_at_least_1(x, what):
@@ -112,8 +112,8 @@ def _check_rank_at_least_1(x, what):
 def _softmax(ctx, step, logits):
     xp = ctx.xp
     _check_rank_at_least_1(logits, "logits")
-    e = xp.exp(logits - xp.max(logits, axis=-1, keepdims=True))
-    return e / xp.sum(e, axis=-1, keepdims=True)
+    e = xp.exp(logits - logits.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
 
 
 @register_kernel("LogSoftmax")
@@ -131,7 +131,7 @@ def _softmax_xent(ctx, step, features, labels):
             f"{list(features.shape)} labels_size={list(labels.shape)}")
     log_p = _log_softmax(xp, features)
     labels = labels.astype(features.dtype)
-    loss = -xp.sum(labels * log_p, axis=-1)
+    loss = -(labels * log_p).sum(axis=-1)
     return loss, xp.exp(log_p) - labels
 
 
@@ -150,9 +150,9 @@ def _sparse_softmax_xent(ctx, step, features, labels):
             f"of [0, {classes}).  Label values: {listing}")
     # TensorFlow's arithmetic: the loss is log(sum(exp(shifted))) - shifted[label], the
     # backprop exp(shifted) / sum(exp(shifted)) less one at the label.
-    shifted = flat - xp.max(flat, axis=-1, keepdims=True)
+    shifted = flat - flat.max(axis=-1, keepdims=True)
     backprop = xp.exp(shifted)
-    total = xp.sum(backprop, axis=-1, keepdims=True)
+    total = backprop.sum(axis=-1, keepdims=True)
     at_labels = flat_labels + xp.arange(flat.shape[0]) * classes   # each label's flat index
     loss = xp.log(total.reshape(-1))
     loss -= shifted.reshape(-1)[at_labels]
@@ -190,7 +190,7 @@ def _bias_add(ctx, step, value, bias):
 def _bias_add_grad(ctx, step, out_backprop):
     axis = _channel_axis(ctx, out_backprop.ndim) % out_backprop.ndim
     axes = tuple(i for i in range(out_backprop.ndim) if i != axis)
-    return ctx.xp.sum(out_backprop, axis=axes).astype(out_backprop.dtype)
+    return out_backprop.sum(axis=axes).astype(out_backprop.dtype)
 
 
 @register_kernel("InTopKV2")
