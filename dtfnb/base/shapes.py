@@ -147,6 +147,12 @@ class TensorShape:
         return len(self._dims) == len(other._dims) and all(
             a.is_compatible_with(b) for a, b in zip(self._dims, other._dims))
 
+    def admits(self, array_shape):
+        """Whether an array of `array_shape` (a tuple of ints) may have this shape: what
+        `is_compatible_with` says, without making a TensorShape of it (a feed's check)."""
+        return self._dims is None or len(self._dims) == len(array_shape) and all(
+            d._value is None or d._value == n for d, n in zip(self._dims, array_shape))
+
     def assert_is_compatible_with(self, other):
         """Raises ValueError if this shape and `other` are not compatible."""
         if not self.is_compatible_with(other):

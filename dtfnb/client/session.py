@@ -428,7 +428,7 @@ def _feed_value(tensor, value):
             array = np.asarray(value).astype(np_dtype, copy=False)
         else:
             array = np.asarray(value, dtype=np_dtype)
-    if not tensor.shape.is_compatible_with(array.shape):
+    if not tensor.shape.admits(array.shape):
         raise ValueError(f"Cannot feed value of shape {array.shape} for Tensor {tensor.name}, "
                          f"which has shape {tensor.shape}")
     return array

@@ -134,10 +134,15 @@ def test_any_tensor_may_be_fed_and_its_producer_then_does_not_run():
 
 def test_feeding_a_wrong_shape_is_a_value_error():
     p = tf.placeholder(tf.float32, shape=(None, 2), name="p")
+    anything = tf.placeholder(tf.float32, name="anything")
     with tf.Session() as sess:
         with pytest.raises(ValueError, match=r"Cannot feed value of shape \(2,\) for Tensor "
                            r"p:0, which has shape \(\?, 2\)"):
             sess.run(p, {p: [1.0, 2.0]})
+        with pytest.raises(ValueError, match=r"Cannot feed value of shape \(1, 3\)"):
+            sess.run(p, {p: [[1.0, 2.0, 3.0]]})
+        assert sess.run(p, {p: np.zeros((5, 2))}).shape == (5, 2)   # any batch size
+        assert sess.run(anything, {anything: np.zeros((2, 3, 4))}).shape == (2, 3, 4)
 
 
 def test_non_feedable_and_foreign_tensors_are_rejected():
