@@ -216,16 +216,23 @@ class Executor:
     def _run_in_sequence(self, step, schedule):
         slots = list(schedule.slots)
         stats = None if step.stats is None else step.stats.device(self.device.name)
-        node = None
-        try:
-            with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"):
+            if stats is None:
+                failed = _run_nodes(schedule.sequence, step, slots)
+            else:
+                failed = None
                 for node in schedule.sequence:
                     if step.error is not None:
                         break
-                    _execute(node, step, slots, stats)
-                    # No deadline check here: blocking kernels honour it while they wait,
-                    # and failing a step after a dequeue took its items would lose them.
-        except BaseException as exc:  # every failure aborts the step, never a hang
+                    try:
+                        _execute(node, step, slots, stats)
+                    except BaseException as exc:
+                        failed = node, exc
+                        break
+        # No deadline check between nodes: blocking kernels honour it while they wait,
+        # and failing a step after a dequeue took its items would lose them.
+        if failed is not None:  # every failure aborts the step, never a hang
+            node, exc = failed
             step.abort(_as_op_error(exc, node.ctx.attrs.get("source_node", node.name)))
         step.flush()
 
@@ -246,19 +253,36 @@ class _Ended:
         fn()
 
 
+def _run_nodes(nodes, step, slots):
+    """Runs `nodes` in order, each one's kernel on its input slots with its outputs stored
+    in `slots`, while the step has no error: the loop of an untraced step in a fixed
+    order, with no call per node. (the node, the exception) for one that raised."""
+    node = None
+    try:
+        for node in nodes:
+            if step.error is not None:
+                break
+            if node.gather is None:
+                out = node.fn(node.ctx, step)
+            elif len(node.in_slots) == 1:
+                out = node.fn(node.ctx, step, node.gather(slots))
+            else:
+                out = node.fn(node.ctx, step, *node.gather(slots))
+            if node.n_out == 1:
+                slots[node.out_base] = out
+            elif node.n_out > 1:
+                slots[node.out_base:node.out_base + node.n_out] = out
+    except BaseException as exc:
+        return node, exc
+    return None
+
+
 def _execute(node, step, slots, stats):
-    """Runs one node's kernel on its input slots and stores its outputs in `slots`."""
+    """Runs one node (see _run_nodes), timed into `stats` if given; raises what it raised."""
     start = time.perf_counter() if stats is not None else 0.0
-    if node.gather is None:
-        out = node.fn(node.ctx, step)
-    elif len(node.in_slots) == 1:
-        out = node.fn(node.ctx, step, node.gather(slots))
-    else:
-        out = node.fn(node.ctx, step, *node.gather(slots))
-    if node.n_out == 1:
-        slots[node.out_base] = out
-    elif node.n_out > 1:
-        slots[node.out_base:node.out_base + node.n_out] = out
+    failed = _run_nodes((node,), step, slots)
+    if failed is not None:
+        raise failed[1]
     if stats is not None and node.traced:
         stats.record(node.name, start, time.perf_counter(),
                      slots[node.out_base:node.out_base + node.n_out], node.label)
