@@ -66,6 +66,27 @@ def test_relu_of_integers():
         assert sess.run(tf.nn.relu([-2, 0, 3])).tolist() == [0, 0, 3]
 
 
+def test_relu_keeps_nan_gives_plus_zero_and_leaves_its_input_alone_at_any_size():
+    x = tf.placeholder(tf.float32)
+    y = tf.nn.relu(x)
+    special = np.float32([np.nan, -0.0, -np.inf, np.inf, -1.5, 2.5])
+    with tf.Session() as sess:
+        for shape in [(6,), (3, 2), (40, 6), (2, 3)]:   # the same shapes after bigger ones
+            fed = np.resize(special, shape)
+            kept = fed.copy()
+            out = sess.run(y, {x: fed})
+            np.testing.assert_array_equal(out, np.maximum(kept, 0))   # as TensorFlow: NaN
+            assert not np.signbit(out[out == 0]).any()                 # and +0.0, never -0.0
+            np.testing.assert_array_equal(fed, kept)
+        transposed = np.resize(special, (3, 4)).T   # not contiguous
+        np.testing.assert_array_equal(sess.run(y, {x: transposed}), np.maximum(transposed, 0))
+        assert sess.run(y, {x: np.zeros((0, 3), np.float32)}).shape == (0, 3)
+        assert sess.run(y, {x: np.float32(-2)}) == 0
+        out = sess.run(y, {x: np.resize(special, (40, 6))})
+        out[...] = 7   # a fetched value is the caller's to change
+        assert sess.run(y, {x: np.float32([-1, -2])}).tolist() == [0, 0]
+
+
 def test_softmax_is_stable_for_huge_logits():
     logits = np.array([[1000.0, 0.0, -1000.0], [-1e30, 1e30, 0.0]], np.float32)
     with tf.Session() as sess:
