@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 import time
+import types
 
 import numpy as np
 import pytest
@@ -102,12 +103,17 @@ def test_a_step_on_another_thread_than_the_sessions_limits_blas_too(busy_process
     assert _blas_threads() == os.cpu_count()
 
 
-def _look(monkeypatch, others, running):
-    """One look of `adjust`, a look's time after the last, at which other processes kept
-    `others` cores busy and `running` threads ran."""
+def _look(monkeypatch, others, running, after=blas._CHECK_SECONDS, busy=1.0):
+    """One look of `adjust`, `after` seconds after the last, at which other processes kept
+    `others` cores busy, `running` threads ran, and this process had used `busy` of a
+    core since the last look: a CPU time the test keeps, which the suite's other work
+    beside it cannot change as it changes the real one."""
     monkeypatch.setattr(blas, "cpu_stat", lambda cpus: (0.0, running))
     monkeypatch.setattr(blas, "other_processes_cores", lambda before, after: others)
-    time.sleep(blas._CHECK_SECONDS)
+    time.sleep(after)
+    cpu = blas.time.process_time() + busy * after
+    monkeypatch.setattr(blas, "time", types.SimpleNamespace(monotonic=time.monotonic,
+                                                            process_time=lambda: cpu))
     blas.adjust()
 
 
@@ -122,21 +128,15 @@ def test_cores_count_as_taken_at_two_looks_in_a_row_neither_after_a_pause(monkey
     _look(monkeypatch, 1.0, 2)
     _look(monkeypatch, 1.0, 2)             # at two looks in a row
     assert blas.current() == 1
-    time.sleep(blas._PAUSE_SECONDS)        # the steps pause: the next look decides nothing
-    _look(monkeypatch, 0.0, 1)
+    # the steps pause: the next look decides nothing
+    _look(monkeypatch, 0.0, 1, after=2 * blas._PAUSE_SECONDS, busy=0.0)
     assert blas.current() == 1
     _look(monkeypatch, 0.0, 1)
     assert blas.current() == 2
     _look(monkeypatch, 1.0, 2)
-    _spin(2 * blas._PAUSE_SECONDS)         # a long step, busy all through: no pause
-    _look(monkeypatch, 1.0, 2)
+    # a long step, busy all through: no pause
+    _look(monkeypatch, 1.0, 2, after=2 * blas._PAUSE_SECONDS)
     assert blas.current() == 1
-
-
-def _spin(seconds):
-    end = time.process_time() + seconds
-    while time.process_time() < end:
-        pass
 
 
 def test_measured_threads_try_half_as_many_and_keep_the_faster():
