@@ -5,6 +5,8 @@ give inf/nan silently as in TensorFlow (the executor runs kernels under
 `np.errstate(all="ignore")`); integer division by zero is an error.
 """
 
+import math
+
 import numpy as np
 
 from dtfnb.base.errors import InvalidArgumentError
@@ -51,20 +53,23 @@ def _elementwise(op_type, fn):
 
 
 
-def _check_int_divisor(y):
-    if y.dtype.kind in "iu" and bool((y == 0).any()):
+def _check_int_divisor(x, y):
+    """TensorFlow's error for an integer divided by zero, where a division is made: not
+    for an empty result (reduce_sum's gradient takes axes modulo a scalar's rank, 0)."""
+    if y.dtype.kind in "iu" and math.prod(np.broadcast_shapes(x.shape, y.shape)) \
+            and bool((y == 0).any()):
         raise InvalidArgumentError(None, None, "Integer division by zero")
 
 
 def _floor_div(xp, x, y):
-    _check_int_divisor(y)
+    _check_int_divisor(x, y)
     if x.dtype.kind == "f":  # TensorFlow floors the true quotient
         return xp.floor(xp.true_divide(x, y))
     return xp.floor_divide(x, y)
 
 
 def _truncate_div(xp, x, y):
-    _check_int_divisor(y)
+    _check_int_divisor(x, y)
     if x.dtype.kind == "f":
         return xp.trunc(xp.true_divide(x, y))
     quotient = xp.floor_divide(xp.abs(x), xp.abs(y))  # C's division: rounds toward zero
@@ -72,12 +77,12 @@ def _truncate_div(xp, x, y):
 
 
 def _truncate_mod(xp, x, y):
-    _check_int_divisor(y)
+    _check_int_divisor(x, y)
     return xp.fmod(x, y)
 
 
 def _floor_mod(xp, x, y):
-    _check_int_divisor(y)
+    _check_int_divisor(x, y)
     return xp.mod(x, y)
 
 

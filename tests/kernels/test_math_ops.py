@@ -68,6 +68,30 @@ def test_integer_division_by_zero_is_an_invalid_argument_error():
         sess.run(x // 0, {x: [1, 2]})
 
 
+@pytest.mark.parametrize("op", [tf.floordiv, tf.floormod, tf.truncatediv, tf.truncatemod])
+def test_integer_division_by_zero_with_nothing_to_divide_is_no_error(op):
+    x, y = tf.placeholder(tf.int32), tf.placeholder(tf.int32)
+    with tf.Session() as sess:   # as TensorFlow: the error comes from a division made
+        assert sess.run(op(x, y), {x: np.zeros(0, np.int32), y: 0}).shape == (0,)
+        assert sess.run(op(x, y), {x: 5, y: np.zeros(0, np.int32)}).shape == (0,)
+        assert sess.run(op(x, y), {x: np.zeros((0, 2), np.int32), y: [0, 1]}).shape == (0, 2)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="Incompatible shapes"):
+            sess.run(op(x, y), {x: [1, 2, 3], y: [0, 1]})
+
+
+@pytest.mark.parametrize("reduce", [tf.reduce_sum, tf.reduce_mean, tf.reduce_max,
+                                    tf.reduce_prod])
+def test_a_reduction_of_a_fed_scalar_has_a_gradient(reduce):
+    x = tf.placeholder(tf.float32)   # rank unknown until run: the gradient works it out
+    grad = tf.gradients(reduce(x * x), x)[0]
+    with tf.Session() as sess:
+        assert sess.run(grad, {x: 3.0}) == 6.0
+        np.testing.assert_allclose(sess.run(grad, {x: [1.0, 2.0]}),
+                                   [1.0, 2.0] if reduce is tf.reduce_mean else
+                                   [0.0, 4.0] if reduce is tf.reduce_max else
+                                   [8.0, 4.0] if reduce is tf.reduce_prod else [2.0, 4.0])
+
+
 def test_div_is_python2_division():
     with tf.Session() as sess:
         assert sess.run(tf.div(7, 2)) == 3
