@@ -85,15 +85,26 @@ def _reshape(ctx, step, x, shape):
     if dims.count(-1) > 1:
         raise _error(f"Only one input size may be -1, not both {dims.index(-1)} and "
                      f"{dims.index(-1, dims.index(-1) + 1)}")
-    known = math.prod(d for d in dims if d != -1)
     if -1 in dims:
-        if known == 0 or x.size % known:
-            raise _error(f"Input to reshape is a tensor with {x.size} values, but the "
-                         f"requested shape requires a multiple of {known}")
-    elif known != x.size:
+        dims[dims.index(-1)] = _inferred(x, dims)
+    size = math.prod(dims)
+    if size != x.size:
         raise _error(f"Input to reshape is a tensor with {x.size} values, but the requested "
-                     f"shape has {known}")
+                     f"shape has {size}")
     return x.reshape(dims)
+
+
+def _inferred(x, dims):
+    """The size TensorFlow gives the -1 of `dims`: x's elements over the other sizes, or,
+    where a size is 0, its non-zero dims over the non-zero sizes (so that a (0, 0) tensor
+    reshaped to [-1, 0] is [1, 0], and a (3, 0) one to [0, -1] is [0, 3])."""
+    zero = 0 in dims
+    known = math.prod(d for d in dims if d != -1 and (d or not zero))
+    elements = math.prod(n for n in x.shape if n or not zero)
+    if elements % known and not (zero and 0 in x.shape):
+        raise _error(f"Input to reshape is a tensor with {x.size} values, but the requested "
+                     f"shape requires a multiple of {known}")
+    return elements // known
 
 
 @register_kernel("ExpandDims")

@@ -344,3 +344,16 @@ def name_scope_per_thread(tf):
         worker.join()
         here = tf.constant(1.0, name="here")
     return built, here.op.name, here.device
+
+
+@case
+def reshape_with_zero_sizes(tf):
+    """A -1 beside a 0: TensorFlow infers it from the non-zero sizes."""
+    x = tf.placeholder(tf.float32, name="x")
+    shape = tf.placeholder(tf.int32, name="shape")
+    out = tf.reshape(x, shape)
+    return [outcome(run, tf, out, {x: np.zeros(dims, np.float32), shape: sizes}) for
+            dims, sizes in [((0, 0), [-1, 0]), ((2, 0), [-1, 0]), ((0,), [-1, 0]),
+                            ((3, 0), [0, -1]), ((0, 5), [-1, 0]), ((0, 5), [-1, 5]),
+                            ((4, 0), [2, -1, 0]), ((0,), [-1]), ((6,), [0, -1]),
+                            ((5,), [-1, 2])]]
