@@ -23,6 +23,7 @@ from dtfnb.framework.versions import (
 from dtfnb.framework.registry import NotDifferentiable, RegisterGradient
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops.array_ops import identity, placeholder, placeholder_with_default
+from dtfnb.ops.check_ops import assert_equal
 from dtfnb.ops.constant_op import constant
 from dtfnb.ops.control_flow_ops import Assert, group, no_op, tuple
 from dtfnb.ops.cond import case, cond

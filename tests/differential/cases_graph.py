@@ -357,3 +357,36 @@ def reshape_with_zero_sizes(tf):
                             ((3, 0), [0, -1]), ((0, 5), [-1, 0]), ((0, 5), [-1, 5]),
                             ((4, 0), [2, -1, 0]), ((0,), [-1]), ((6,), [0, -1]),
                             ((5,), [-1, 2])]]
+
+
+# -- tf.assert_equal: its ops, its error at build, its error at run -------------------
+
+@case
+def assert_equal_graph(tf):
+    x = tf.placeholder(tf.int32, [2], name="x")
+    y = tf.placeholder(tf.int32, name="y")
+    check = tf.assert_equal(x, y, message="sizes", summarize=1, name="check")
+    same = tf.assert_equal(x, x)
+    return check.name, same.name, node_defs(tf.get_default_graph(), skip=("x", "y"))
+
+
+@case
+def assert_equal_known_and_different_fails_at_build(tf):
+    return tf.assert_equal([1, 2], tf.constant([1, 3]))
+
+
+@case
+def assert_equal_known_and_equal(tf):
+    return tf.assert_equal(tf.constant([4, 5]), [4, 5]).type
+
+
+@case
+def assert_equal_at_run(tf):
+    x = tf.placeholder(tf.int32, name="x")
+    y = tf.placeholder(tf.int32, name="y")
+    check = tf.assert_equal(x, y, message="sizes")
+    with tf.control_dependencies([check]):
+        total = tf.identity(x + y)
+    return [outcome(run, tf, total, {x: a, y: b})
+            for a, b in [([1, 2, 3, 4], [1, 2, 3, 4]), ([1, 2, 3, 4], [1, 2, 3, 5]),
+                         (7, 7), ([1, 2], [1, 2, 3])]]
