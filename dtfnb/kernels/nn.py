@@ -8,6 +8,7 @@ logits never overflow.
 import numpy as np
 
 from dtfnb.base.errors import InvalidArgumentError
+from dtfnb.base.shapes import dims_string
 from dtfnb.kernels.registry import register_kernel
 
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -157,28 +158,41 @@ def _softmax_xent(ctx, step, features, labels):
 
 @register_kernel("SparseSoftmaxCrossEntropyWithLogits")
 def _sparse_softmax_xent(ctx, step, features, labels):
-    xp = ctx.xp
-    classes = features.shape[-1]
-    flat = features.reshape(-1, classes)
-    flat_labels = labels.reshape(-1)
-    bad = (flat_labels < 0) | (flat_labels >= classes)
+    # A matrix and a vector, as TensorFlow's kernel takes them: its Python function
+    # reshapes logits of another rank around the op.
+    if features.ndim != 2:
+        raise InvalidArgumentError(
+            None, None, f"logits must be 2-D, but got shape {dims_string(features.shape)}")
+    if labels.ndim != 1:
+        raise InvalidArgumentError(
+            None, None, f"labels must be 1-D, but got shape {dims_string(labels.shape)}")
+    rows, classes = features.shape
+    if rows != labels.shape[0]:
+        raise InvalidArgumentError(
+            None, None, "logits and labels must have the same first dimension, got logits "
+            f"shape {dims_string(features.shape)} and labels shape {dims_string(labels.shape)}")
+    if classes == 0:
+        raise InvalidArgumentError(None, None, "Must have at least one class, but got logits "
+                                   f"shape {dims_string(features.shape)}")
+    bad = (labels < 0) | (labels >= classes)
     if bool(bad.any()):
-        value = int(flat_labels[bad][0])
-        listing = " ".join(str(int(v)) for v in flat_labels.tolist())
+        value = int(labels[bad][0])
+        listing = " ".join(str(int(v)) for v in labels.tolist())
         raise InvalidArgumentError(
             None, None, f"Received a label value of {value} which is outside the valid range "
             f"of [0, {classes}).  Label values: {listing}")
+    xp = ctx.xp
     # TensorFlow's arithmetic: the loss is log(sum(exp(shifted))) - shifted[label], the
     # backprop exp(shifted) / sum(exp(shifted)) less one at the label.
-    shifted = flat - flat.max(axis=-1, keepdims=True)
+    shifted = features - features.max(axis=-1, keepdims=True)
     backprop = xp.exp(shifted)
     total = backprop.sum(axis=-1, keepdims=True)
-    at_labels = flat_labels + xp.arange(flat.shape[0]) * classes   # each label's flat index
+    at_labels = labels + xp.arange(rows) * classes   # each label's flat index
     loss = xp.log(total.reshape(-1))
     loss -= shifted.reshape(-1)[at_labels]
     backprop /= total
     backprop.reshape(-1)[at_labels] -= 1   # fresh arrays of ours, so changing them is safe
-    return loss.reshape(labels.shape), backprop.reshape(features.shape)
+    return loss, backprop
 
 
 @register_kernel("L2Loss")

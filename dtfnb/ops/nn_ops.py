@@ -13,7 +13,7 @@ from dtfnb.base import dtypes
 from dtfnb.base.shapes import TensorShape, scalar, unknown_shape
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define_op
-from dtfnb.ops import array_ops, math_ops, random_ops, slicing_ops
+from dtfnb.ops import array_ops, check_ops, math_ops, random_ops, slicing_ops
 from dtfnb.ops.building import check_type, graph_of, make_op, make_tensor, op_scope
 from dtfnb.ops.shape_util import shape_error
 
@@ -222,14 +222,25 @@ def _log_softmax_grad(op, grad):
 
 def _xent_shape(op):
     logits, labels = op.inputs
-    shape = logits.shape.merge_with(labels.shape) if op.type.startswith("Softmax") \
-        else logits.shape
+    shape = logits.shape.merge_with(labels.shape)
     loss = shape[:-1] if shape.ndims is not None else unknown_shape()
     return [loss, shape]
 
 
+def _sparse_xent_shape(op):
+    logits, labels = op.inputs
+    for x, rank in ((logits, 2), (labels, 1)):
+        if x.shape.ndims is not None and x.shape.ndims != rank:
+            raise shape_error(op, f"Shape must be rank {rank} but is rank {x.shape.ndims}")
+    logits, labels = logits.shape.with_rank(2), labels.shape.with_rank(1)
+    if not logits[0].is_compatible_with(labels[0]):
+        raise shape_error(op, f"Dimensions must be equal, but are {logits[0]} and {labels[0]}")
+    batch = logits[0].merge_with(labels[0])
+    return [TensorShape([batch]), TensorShape([batch, logits[1]])]
+
+
 define_op("SoftmaxCrossEntropyWithLogits", _xent_shape)
-define_op("SparseSoftmaxCrossEntropyWithLogits", _xent_shape)
+define_op("SparseSoftmaxCrossEntropyWithLogits", _sparse_xent_shape)
 
 
 def _ensure_xent_args(name, sentinel, labels, logits):
@@ -279,29 +290,51 @@ def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
 
 def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None,
                                              name=None):
-    """-log_softmax(logits)[labels]: `labels` are class indices, one per row of logits."""
+    """-log_softmax(logits)[labels]: `labels` are class indices, one per row of logits.
+
+    As TensorFlow builds it: the op on a matrix of logits; for another rank, the op on
+    them reshaped to one (under a check of their shapes when these are not all known),
+    the loss reshaped back. float16 logits are computed in float32."""
     _ensure_xent_args("sparse_softmax_cross_entropy_with_logits", _sentinel, labels, logits)
     graph = graph_of(logits, labels)
     with graph.as_default(), graph.name_scope(name or "SparseSoftmaxCrossEntropyWithLogits"):
         labels = convert_to_tensor(labels)
         logits = convert_to_tensor(logits)
         check_type(labels.dtype, (dtypes.int32, dtypes.int64), "labels")
+        half = logits.dtype.base_dtype == dtypes.float16
+        precise = math_ops.cast(logits, dtypes.float32) if half else logits
         lshape, gshape = labels.shape, logits.shape
+        labels_shape = array_ops.shape(labels)
+        static = lshape.is_fully_defined() and gshape[:-1].is_fully_defined()
         if gshape.ndims == 0:
             raise ValueError(f"Logits cannot be scalars - received shape {gshape}.")
         if gshape.ndims is not None and lshape.ndims is not None \
                 and lshape.ndims != gshape.ndims - 1:
             raise ValueError(f"Rank mismatch: Rank of labels (received {lshape.ndims}) should "
                              f"equal rank of logits minus 1 (received {gshape.ndims}).")
-        if lshape.is_fully_defined() and gshape[:-1].is_fully_defined() \
-                and lshape != gshape[:-1]:
+        if static and lshape != gshape[:-1]:
             raise ValueError(f"Shape mismatch: The shape of labels (received {lshape}) should "
                              f"equal the shape of logits except for the last dimension "
                              f"(received {gshape}).")
-        dtype = logits.dtype.base_dtype
-        op = make_op("SparseSoftmaxCrossEntropyWithLogits", [logits, labels], [dtype, dtype],
-                     attrs={"T": dtype, "Tlabels": labels.dtype.base_dtype})
-        return op.outputs[0]
+        if gshape.ndims == 2:
+            cost = _sparse_xent(precise, labels, name)
+        else:
+            checks = [] if static else [check_ops.assert_equal(
+                array_ops.shape(labels), array_ops.shape(logits)[:-1])]
+            with graph.control_dependencies(checks):
+                classes = array_ops.shape(logits)[array_ops.rank(logits) - 1]
+                cost = _sparse_xent(array_ops.reshape(precise, [-1, classes]),
+                                    array_ops.reshape(labels, [-1]), name)
+                cost = array_ops.reshape(cost, labels_shape)
+                cost.set_shape(lshape)
+        return math_ops.cast(cost, dtypes.float16) if half else cost
+
+
+def _sparse_xent(logits, labels, name):
+    dtype = logits.dtype.base_dtype
+    return make_op("SparseSoftmaxCrossEntropyWithLogits", [logits, labels], [dtype, dtype],
+                   name=name or "SparseSoftmaxCrossEntropyWithLogits",
+                   attrs={"T": dtype, "Tlabels": labels.dtype.base_dtype}).outputs[0]
 
 
 def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, name=None):

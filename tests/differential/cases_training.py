@@ -68,6 +68,49 @@ def softmax_cross_entropy(tf):
         return sess.run([sparse, dense, tf.nn.softmax(logits), grad]), sparse.op.type
 
 
+def _sparse_xent(tf, logits_shape, labels_shape):
+    logits = tf.placeholder(tf.float32, logits_shape, name="logits")
+    labels = tf.placeholder(tf.int64, labels_shape, name="labels")
+    loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+    return logits, labels, loss
+
+
+def _sparse_xent_graph(logits_shape, labels_shape):
+    """The ops the builder makes for logits of a rank: the op alone for a matrix, with
+    reshapes around it (and a shape check where shapes are unknown) for others."""
+    def case(tf):
+        _, _, loss = _sparse_xent(tf, logits_shape, labels_shape)
+        return loss, node_defs(tf.get_default_graph(), skip=("logits", "labels"))
+    return case
+
+
+def _sparse_xent_run(logits_value, labels_value, rank_known):
+    """Its loss and gradient for fed values, or the kernel's error."""
+    def case(tf):
+        shape = np.shape(logits_value) if rank_known else None
+        logits, labels, loss = _sparse_xent(
+            tf, None if shape is None else [None] * len(shape),
+            None if shape is None else [None] * (len(shape) - 1))
+        grad = tf.gradients(tf.reduce_sum(loss), logits)[0]
+        with tf.Session() as sess:
+            return sess.run([loss, grad], {logits: logits_value, labels: labels_value})
+    return case
+
+
+def sparse_xent_float16(tf):
+    """float16 logits: TensorFlow computes in float32 and casts the loss back."""
+    logits = tf.placeholder(tf.float16, [None, 3], name="logits")
+    labels = tf.placeholder(tf.int32, [None], name="labels")
+    loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits,
+                                                          name="xent")
+    with tf.Session() as sess:
+        value = sess.run(loss, {logits: _LOGITS[0].astype(np.float16), labels: [0, 1]})
+    return loss, value, node_defs(tf.get_default_graph(), skip=("logits", "labels"))
+
+
+_LOGITS = np.array([[[2.0, 1.0, 0.1], [0.5, 2.5, -1.0]]], np.float32)   # 1 x 2 x 3
+
+
 def variable_initializer_graph(tf):
     with tf.variable_scope("layer"):
         tf.get_variable("kernel", [2, 3], initializer=tf.zeros_initializer())
@@ -158,3 +201,23 @@ CASES.update({f.__name__: f for f in (
     variable_initializer_graph, global_step_and_count, read_value_after_an_update_on_the_ps,
     uninitialized_variable,
     saver_round_trip, clip_gradients, compute_and_apply_gradients)})
+CASES.update({
+    "sparse_xent_float16": sparse_xent_float16,
+    "sparse_xent_graph_matrix": _sparse_xent_graph([None, 5], [None]),
+    "sparse_xent_graph_rank_3": _sparse_xent_graph([2, None, 5], [2, None]),
+    "sparse_xent_graph_rank_3_known": _sparse_xent_graph([2, 3, 5], [2, 3]),
+    "sparse_xent_graph_rank_unknown": _sparse_xent_graph(None, None),
+    "sparse_xent_run_matrix": _sparse_xent_run(_LOGITS[0], [0, 1], True),
+    "sparse_xent_run_rank_3": _sparse_xent_run(_LOGITS, [[2, 1]], True),
+    "sparse_xent_run_rank_unknown": _sparse_xent_run(_LOGITS, [[2, 1]], False),
+    "sparse_xent_run_vector": _sparse_xent_run(_LOGITS[0, 0], 1, False),
+    "sparse_xent_run_no_classes": _sparse_xent_run(np.zeros((2, 0), np.float32), [0, 0],
+                                                   True),
+    "sparse_xent_run_no_classes_nor_rows": _sparse_xent_run(np.zeros((0, 0), np.float32),
+                                                            np.zeros(0, np.int64), False),
+    "sparse_xent_run_no_rows": _sparse_xent_run(np.zeros((0, 3), np.float32),
+                                                np.zeros(0, np.int64), True),
+    "sparse_xent_run_label_out_of_range": _sparse_xent_run(_LOGITS[0], [0, 3], True),
+    "sparse_xent_run_fewer_labels": _sparse_xent_run(_LOGITS[0], [0], True),
+    "sparse_xent_run_fewer_labels_rank_unknown": _sparse_xent_run(_LOGITS, [[2]], False),
+})
