@@ -85,7 +85,8 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                 # An output nobody used gets a zero gradient, so the op's gradient
                 # function always sees one gradient per output.
                 out_grads = [g if g is not None or not _trainable(t)
-                             else _create(graph, "ZerosLike", [t], t.dtype, {})
+                             else _create(graph, "ZerosLike", [t], t.dtype, {},
+                                          name="zeros_like")
                              for t, g in zip(op.outputs, out_grads)]
                 with graph.name_scope(op.name + "_grad"):
                     in_grads = grad_fn(op, *out_grads)
@@ -206,9 +207,25 @@ def _sum_grads(graph, grads, tensor):
         if all(isinstance(g, IndexedSlices) for g in found):
             found[:] = [_concat_slices(graph, found)]
         else:
-            dense = [convert_to_tensor(g) for g in found]
-            found[:] = [_create(graph, "AddN", dense, dense[0].dtype, {"N": len(dense)})]
+            found[:] = [_add_n_by_device(graph, [convert_to_tensor(g) for g in found])]
     return found[0]
+
+
+def _add_n_by_device(graph, tensors):
+    """Their sum as TensorFlow's gradients make it: an AddN per device, colocated with its
+    first summand, then one AddN of those where there are several."""
+    def add_n(parts):
+        if len(parts) == 1:
+            return parts[0]
+        return _create(graph, "AddN", parts, parts[0].dtype, {"N": len(parts)})
+    by_device = {}
+    for t in tensors:
+        by_device.setdefault(t.device or "", []).append(t)
+    sums = []
+    for device in sorted(by_device):
+        with graph.colocate_with(by_device[device][0].op, ignore_existing=True):
+            sums.append(add_n(by_device[device]))
+    return add_n(sums)
 
 
 def _concat_slices(graph, slices):
@@ -246,30 +263,35 @@ def _constant(graph, value, dtype, name):
 
 
 def _ones_like(graph, y, name):
-    """Fill(Shape(y), 1) as TensorFlow's default grad_ys (Shape is a Const when static)."""
+    """tf.ones(tf.shape(y), name=name), TensorFlow's default grad_ys: a Fill named `name`
+    of a Const one inside its scope (the Shape is a Const when static)."""
     dtype = y.dtype.base_dtype
     if y.shape.is_fully_defined():
         shape = _constant(graph, y.shape.as_list(), dtypes.int32, "Shape")
     else:
         shape = graph.create_op("Shape", [y], [dtypes.int32], name="Shape",
                                 attrs={"T": dtype, "out_type": dtypes.int32}).outputs[0]
-    one = _constant(graph, 1, dtype, name)
-    return graph.create_op("Fill", [shape, one], [dtype], name="Fill",
-                           attrs={"T": dtype, "index_type": dtypes.int32}).outputs[0]
+    with graph.name_scope(name) as scope:
+        one = _constant(graph, 1, dtype, "Const")
+        return graph.create_op("Fill", [shape, one], [dtype], name=scope,
+                               attrs={"T": dtype, "index_type": dtypes.int32}).outputs[0]
 
 
 def _gate(graph, tensors):
-    """Identities of `tensors` that are computed only once all of them are (tf.tuple);
-    of an IndexedSlices, the identity of its values."""
-    def identity(t):
+    """tf.tuple of `tensors` as TensorFlow's gradients make it: a `group_deps` NoOp after
+    all of them, and each (an IndexedSlices' values) through an Identity named
+    `control_dependency`, colocated with it, that waits for the group."""
+    def after(t):
         if isinstance(t, IndexedSlices):
-            return IndexedSlices(identity(t.values), t.indices, t.dense_shape)
-        return _create(graph, "Identity", [t], t.dtype, {})
+            return IndexedSlices(after(t.values), t.indices, t.dense_shape)
+        with graph.name_scope("control_dependency") as scope, graph.colocate_with(t.op), \
+                graph.control_dependencies([gate]):
+            return _create(graph, "Identity", [t], t.dtype, {}, name=scope)
     with graph.name_scope("tuple"):
-        with graph.control_dependencies([t.op for t in tensors if t is not None]):
+        ops = sorted({t.op for t in tensors if t is not None}, key=lambda op: op._id)
+        with graph.control_dependencies(ops):
             gate = graph.create_op("NoOp", [], [], name="group_deps")
-        with graph.control_dependencies([gate]):
-            return [None if t is None else identity(t) for t in tensors]
+        return [None if t is None else after(t) for t in tensors]
 
 
 def _colocated(graph, op, colocate):

@@ -53,7 +53,9 @@ def test_default_grad_ys_are_ones_and_given_grad_ys_scale():
     np.testing.assert_allclose(run(g2), [30.0, 300.0])
     np.testing.assert_allclose(run(g3), [3.0, -3.0])
     graph = tf.get_default_graph()
-    assert graph.get_operation_by_name("gradients/grad_ys_0").type == "Const"
+    # as TensorFlow's tf.ones: a Fill named grad_ys_0 of a Const one in its scope
+    assert graph.get_operation_by_name("gradients/grad_ys_0").type == "Fill"
+    assert graph.get_operation_by_name("gradients/grad_ys_0/Const").type == "Const"
     with pytest.raises(ValueError):
         tf.gradients([y], [x], grad_ys=[None, None])
 
