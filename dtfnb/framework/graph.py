@@ -78,6 +78,7 @@ class Graph:
         self._functions = []         # (op count when added, FunctionDef), for GraphDef deltas
         self._finalized = False
         self._control_flow_context = None  # the cond branch or loop body being built
+        self._reduced_shape_cache = {}  # (shape, axes): what Sum's gradient tiles by
         self._lock = threading.RLock()
         self.seed = None
         # Where sessions placed this graph's nodes (name -> device), for what shows the

@@ -58,7 +58,7 @@ def convert_operands(x, y, names=("x", "y")):
     """Converts both operands as TensorFlow's operators do: a Python value beside a tensor
     gets the tensor's dtype if it can (the right operand falls back to its own dtype)."""
     if is_tensor(x) or not is_tensor(y):
-        x = convert_to_tensor(x)
+        x = convert_to_tensor(x, name=names[0])
         y = convert_to_tensor(y, preferred_dtype=x.dtype.base_dtype, name=names[1])
     else:
         y = convert_to_tensor(y)

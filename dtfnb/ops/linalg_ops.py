@@ -50,26 +50,33 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
 
 
 def _matmul_grads(a, b, grad, ta, tb, mm):
+    """The products giving a's and b's gradients; `mm(x, y, transpose_x, transpose_y, of)`
+    makes one, `of` naming the input it is the gradient of."""
     if not ta and not tb:
-        return mm(grad, b, False, True), mm(a, grad, True, False)
+        return mm(grad, b, False, True, "a"), mm(a, grad, True, False, "b")
     if not ta and tb:
-        return mm(grad, b, False, False), mm(grad, a, True, False)
+        return mm(grad, b, False, False, "a"), mm(grad, a, True, False, "b")
     if ta and not tb:
-        return mm(b, grad, False, True), mm(a, grad, False, False)
-    return mm(b, grad, True, True), mm(grad, a, True, True)
+        return mm(b, grad, False, True, "a"), mm(a, grad, False, False, "b")
+    return mm(b, grad, True, True, "a"), mm(grad, a, True, True, "b")
 
 
 @RegisterGradient("MatMul")
 def _matmul_grad(op, grad):
     a, b = op.inputs
+    # As TensorFlow's: each product marked as the gradient of its input (grad_a, grad_b).
     return _matmul_grads(a, b, grad, op.get_attr("transpose_a"), op.get_attr("transpose_b"),
-                         lambda x, y, t1, t2: matmul(x, y, transpose_a=t1, transpose_b=t2))
+                         lambda x, y, t1, t2, of: make_tensor(
+                             "MatMul", [x, y], x.dtype.base_dtype, name="MatMul",
+                             attrs={"T": x.dtype.base_dtype, "transpose_a": t1,
+                                    "transpose_b": t2, "grad_a": of == "a",
+                                    "grad_b": of == "b"}))
 
 
 @RegisterGradient("BatchMatMul")
 def _batch_matmul_grad(op, grad):
     a, b = op.inputs
     return _matmul_grads(a, b, grad, op.get_attr("adj_x"), op.get_attr("adj_y"),
-                         lambda x, y, t1, t2: make_tensor(
+                         lambda x, y, t1, t2, of: make_tensor(
                              "BatchMatMul", [x, y], x.dtype.base_dtype, name="MatMul",
                              attrs={"T": x.dtype.base_dtype, "adj_x": t1, "adj_y": t2}))

@@ -2,10 +2,11 @@
 add_n, range.
 
 Built on array_ops; slicing_ops builds on this. Each op's definition, builder and
-gradient sit together. Gradients of broadcasting
-ops sum back to each input's shape (`reduce_to_shape`): over axes read from the static
-shapes when they settle which axes broadcasting stretched (a bias of [300] added to
-[None, 300] needs one Sum), else with BroadcastGradientArgs on Shape tensors.
+gradient sit together. The gradients build the ops TensorFlow's build (the differential
+tier compares them): those of broadcasting ops sum back to each input's shape
+(`_binary_grads`) over axes read from the static shapes when they settle which axes
+broadcasting stretched (a bias of [300] added to [None, 300] needs one Sum), else with
+BroadcastGradientArgs on Shape tensors.
 """
 
 import builtins
@@ -16,6 +17,7 @@ from dtfnb.base import dtypes
 from dtfnb.base.shapes import TensorShape, unknown_shape
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define_op
+from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import array_ops, constant_op
 from dtfnb.ops.building import (
     binary_inputs,
@@ -180,15 +182,55 @@ def reduce_to_shape(grad, x, other):
 
 
 def _binary_grads(op, gx, gy):
-    """Reduces the gradients of a broadcasting binary op to its inputs' shapes."""
+    """The gradients of a broadcasting binary op reduced to its inputs' shapes, as
+    TensorFlow's _ReduceGradientArgs builds them: both Shapes, then each gradient summed
+    (keeping dims) over the axes its input was broadcast along and reshaped to it; those
+    axes read from the static shapes where they settle it, else BroadcastGradientArgs."""
+    if gx is None and gy is None:
+        return gx, gy
     x, y = op.inputs
-    if gx is not None and gy is not None and _static_reduction_axes(x.shape, y.shape) is None \
-            and _static_reduction_axes(y.shape, x.shape) is None:
-        shape_x, shape_y = array_ops.shape(x), array_ops.shape(y)
+    shape_x, shape_y = array_ops.shape(x), array_ops.shape(y)
+    axes = _broadcast_axes(x.shape, y.shape)
+    if axes is None:
         rx, ry = broadcast_gradient_args(shape_x, shape_y)
-        return (array_ops.reshape(reduce_sum(gx, rx), shape_x),
-                array_ops.reshape(reduce_sum(gy, ry), shape_y))
-    return reduce_to_shape(gx, x, y), reduce_to_shape(gy, y, x)
+        reduce_x = reduce_y = True
+    else:
+        rx, ry = axes
+        reduce_x = bool(rx) or x.shape.ndims < y.shape.ndims
+        reduce_y = bool(ry) or y.shape.ndims < x.shape.ndims
+    return _summed_to(gx, shape_x, rx, reduce_x), _summed_to(gy, shape_y, ry, reduce_y)
+
+
+def _broadcast_axes(x, y):
+    """The axes of the broadcast of static shapes `x` and `y` along which each was
+    stretched from 1 or extended; None where an unknown dim leaves it to run time."""
+    if x.ndims is None or y.ndims is None:
+        return None
+    rank = builtins.max(x.ndims, y.ndims)
+    x_dims = [1] * (rank - x.ndims) + x.as_list()
+    y_dims = [1] * (rank - y.ndims) + y.as_list()
+    x_axes, y_axes = [], []
+    for axis, (dx, dy) in enumerate(zip(x_dims, y_dims)):
+        if dx == 1 and dy != 1:
+            x_axes.append(axis)
+        elif dy == 1 and dx != 1:
+            y_axes.append(axis)
+        elif dx is None or dy is None:
+            return None
+    return x_axes, y_axes
+
+
+def _summed_to(grad, shape, axes, must):
+    if grad is None or not must:
+        return grad
+    return array_ops.reshape(reduce_sum(grad, axes, keepdims=True), shape)
+
+
+def _same_static_shapes(*tensors):
+    """Whether the tensors have one fully known shape (a binary op's fast path)."""
+    first = tensors[0].shape
+    return first.is_fully_defined() and all(t.shape.is_fully_defined() and t.shape == first
+                                            for t in tensors[1:])
 
 
 # -- binary arithmetic ----------------------------------------------------------------
@@ -270,18 +312,25 @@ squared_difference = _binary("SquaredDifference", "squared_difference")
 @RegisterGradient("Add")
 @RegisterGradient("AddV2")
 def _add_grad(op, grad):
+    if isinstance(grad, Tensor) and _same_static_shapes(*op.inputs, grad):
+        return grad, grad
     return _binary_grads(op, grad, grad)
 
 
 @RegisterGradient("Sub")
 def _sub_grad(op, grad):
+    if isinstance(grad, Tensor) and _same_static_shapes(*op.inputs, grad):
+        return grad, negative(grad)
     return _binary_grads(op, grad, negative(grad))
 
 
 @RegisterGradient("Mul")
 def _mul_grad(op, grad):
     x, y = op.inputs
-    return _binary_grads(op, grad * y, x * grad)
+    if isinstance(grad, Tensor) and _same_static_shapes(x, y, grad) \
+            and grad.dtype.base_dtype in (dtypes.int32, dtypes.float32):
+        return binary_op("Mul", grad, y, "Mul"), binary_op("Mul", grad, x, "Mul")
+    return _binary_grads(op, binary_op("Mul", grad, y, "Mul"), binary_op("Mul", x, grad, "Mul"))
 
 
 @RegisterGradient("RealDiv")
@@ -520,7 +569,7 @@ NotDifferentiable("All")
 
 
 def _all_axes(x):
-    if x.shape.ndims is not None:
+    if x.shape.ndims:   # as TensorFlow: a scalar's (rank 0) also from its Rank
         return constant_op.constant(np.arange(x.shape.ndims, dtype=np.int32))
     return _range(0, array_ops.rank(x), 1)
 
@@ -535,12 +584,18 @@ def _reduce(op_type, input_tensor, axis, keepdims, name, reduction_indices, keep
         check_type(x.dtype, (dtypes.bool_,), "input")
     all_axes = _all_axes(x) if axis is None else None  # made outside the op's scope
     with op_scope(op_type, name, x) as scope:
-        axes = all_axes if axis is None else int_tensor(axis,
-                                                                   name="reduction_indices")
-        return make_tensor(op_type, [x, axes], x.dtype.base_dtype, name=scope,
-                           attrs={**({} if op_type in ("Any", "All")  # bool only, no T
-                                     else {"T": x.dtype.base_dtype}),
-                                  "Tidx": axes.dtype, "keep_dims": bool(keepdims)})
+        if isinstance(axis, (list, tuple)) and not axis:
+            # TensorFlow's op helper first makes an empty list a float32 constant, then,
+            # that type refused, an int32 one: both are in its graph.
+            constant_op.constant([], name="reduction_indices")
+        axes = all_axes if axis is None else int_tensor(axis, name="reduction_indices")
+        out = make_tensor(op_type, [x, axes], x.dtype.base_dtype, name=scope,
+                          attrs={**({} if op_type in ("Any", "All")  # bool only, no T
+                                    else {"T": x.dtype.base_dtype}),
+                                 "Tidx": axes.dtype, "keep_dims": bool(keepdims)})
+        if axis is None and not keepdims:
+            out.set_shape(())   # all axes, whatever the rank: a scalar, as TensorFlow says
+        return out
 
 
 def _reduction(op_type, what):
@@ -582,35 +637,77 @@ def _kept_shape(op):
     return array_ops.where(reduced, array_ops.ones_like(in_shape), in_shape)
 
 
-def _broadcast_back(op, grad):
-    """The incoming gradient broadcast back over the reduced axes to the input's shape."""
-    x = op.inputs[0]
-    if not op.get_attr("keep_dims"):
-        grad = array_ops.reshape(grad, _kept_shape(op))
-    if x.shape.is_fully_defined() and grad.shape == x.shape:
-        return grad
-    return broadcast_to(grad, array_ops.shape(x))
-
-
 @RegisterGradient("Sum")
 def _sum_grad(op, grad):
-    return _broadcast_back(op, grad), None
+    """As TensorFlow's: the gradient tiled over the input where the reduced axes are known
+    at build, else reshaped with the reduced axes kept and broadcast back."""
+    from dtfnb.ops import data_flow_ops, slicing_ops  # gradients may reach higher families
+    x, axes = op.inputs
+    static_axes = constant_value(axes)
+    if x.shape.ndims is not None and static_axes is not None:
+        rank = x.shape.ndims
+        if np.array_equal(static_axes, np.arange(rank)):   # all of them
+            grad = array_ops.reshape(grad, [1] * rank)
+            shape = (constant_op.constant(x.shape.as_list(), dtype=dtypes.int32)
+                     if x.shape.is_fully_defined() else array_ops.shape(x))
+            return slicing_ops.tile(grad, shape), None
+        if x.shape.is_fully_defined():
+            kept, multiples = _kept_and_multiples(op.graph, tuple(x.shape.as_list()),
+                                                  tuple(np.reshape(static_axes, -1).tolist()))
+            return slicing_ops.tile(array_ops.reshape(grad, kept), multiples), None
+    shape = array_ops.shape(x)
+    if not op.get_attr("keep_dims"):
+        # The output's shape with the reduced axes kept as 1 (TensorFlow's reduced_shape):
+        # a constant where shape and axes are known, else the dims stitched with ones.
+        with op.graph.colocate_with(shape.op):
+            known = constant_value(shape)
+            if known is not None and static_axes is not None:
+                kept = np.array(known, np.int32)
+                kept[np.array(static_axes, np.int32)] = 1
+            else:
+                axes = convert_to_tensor(axes)
+                rank = array_ops.size(shape, out_type=axes.dtype)
+                axes = (axes + rank) % rank
+                axes_shape = array_ops.shape(axes)
+                kept = data_flow_ops.dynamic_stitch(
+                    [_range(0, rank, 1), axes],
+                    [shape, array_ops.ones(axes_shape, dtype=shape.dtype)])
+        grad = array_ops.reshape(grad, kept)
+    return broadcast_to(grad, shape), None
+
+
+def _kept_and_multiples(graph, shape, axes):
+    """For a reduction of a static `shape` over static `axes`: its output shape with those
+    axes kept as 1, and how many times to tile a gradient of that shape back. As
+    TensorFlow, once per graph and (shape, axes), working out the multiples with ops of
+    the graph (Maximum, floordiv) that it then evaluates and leaves unused."""
+    cache = graph._reduced_shape_cache
+    if (shape, axes) not in cache:
+        kept = np.array(shape, np.int32)
+        kept[list(axes)] = 1
+        floordiv(shape, maximum(kept, 1))
+        multiples = np.array(shape, np.int32) // np.maximum(kept, 1)
+        cache[(shape, axes)] = tuple(kept.tolist()), tuple(multiples.tolist())
+    return [list(v) for v in cache[(shape, axes)]]
 
 
 @RegisterGradient("Mean")
 def _mean_grad(op, grad):
+    """The Sum's gradient over the number of elements each output averages, as
+    TensorFlow's: a constant where the shapes are known, else the product of the input's
+    dims at the reduced axes."""
+    from dtfnb.ops import slicing_ops
+    summed = _sum_grad(op, grad)[0]
     x, y = op.inputs[0], op.outputs[0]
-    n_in, n_out = x.shape.num_elements(), y.shape.num_elements()
-    if n_in is not None and n_out is not None:
-        count = _const_like(n_in // builtins.max(n_out, 1), grad)
+    if x.shape.is_fully_defined() and y.shape.is_fully_defined():
+        count = x.shape.num_elements() // builtins.max(y.shape.num_elements(), 1)
+        factor = constant_op.constant(count, dtype=summed.dtype.base_dtype)
     else:
-        count = array_ops.size(x)
-        if n_out is None:
-            count = floordiv(count, maximum(array_ops.size(y), 1))
-        elif n_out > 1:
-            count = floordiv(count, n_out)
-        count = cast(count, grad.dtype.base_dtype)
-    return realdiv(_broadcast_back(op, grad), count), None
+        shape = array_ops.shape(x)
+        rank = array_ops.size(shape)
+        axes = (cast(op.inputs[1], rank.dtype) + rank) % rank
+        factor = reduce_prod(slicing_ops.gather(shape, axes))
+    return truediv(summed, cast(factor, summed.dtype.base_dtype)), None
 
 
 @RegisterGradient("Max")
@@ -685,6 +782,8 @@ define_op("Cast", lambda op: [op.inputs[0].shape])
 def cast(x, dtype, name=None):
     """Casts a tensor to `dtype`; a tensor already of that dtype is returned as it is."""
     dtype = dtypes.as_dtype(dtype).base_dtype
+    if isinstance(x, Tensor) and x.dtype.base_dtype == dtype:
+        return x   # as TensorFlow: before its scope, which would take the name Cast
     with graph_of(x).name_scope(name or "Cast") as scope:  # a Python x becomes Cast/x
         x = convert_to_tensor(x, name="x")
         if x.dtype.base_dtype == dtype:

@@ -1,0 +1,100 @@
+"""The ops tf.gradients adds, as TensorFlow adds them: default grad_ys, the gradients of
+reductions (all axes or some, shapes known, partly known or unknown) and of
+broadcasting binary ops, the tuples that gate an op's input gradients, and a training
+step of a small MLP built as the chapter builds one.
+
+Where dtfnb differs on purpose (it gates only the gradients that flow on towards the
+xs: docs/differences.md), no case here has a gradient that stops."""
+
+import numpy as np
+from observe import node_defs
+
+CASES = {}
+
+
+def _gradient_ops(build):
+    """A case: the gradients of what `build(tf)` returns ((xs, y)) and every op under
+    `gradients/`."""
+    def case(tf):
+        xs, y = build(tf)
+        grads = tf.gradients(y, xs)
+        graph = tf.get_default_graph()
+        return [g.name for g in grads], [n for n in node_defs(graph)
+                                         if n["name"].startswith("gradients")]
+    return case
+
+
+def _x(tf, shape, name="x"):
+    return tf.placeholder(tf.float32, shape, name=name)
+
+
+def _reduction(reduce, shape, **kwargs):
+    def build(tf):
+        x = _x(tf, shape)
+        return [x], getattr(tf, reduce)(x, **kwargs)
+    return build
+
+
+def _binary(op, x_shape, y_shape):
+    def build(tf):
+        x, y = _x(tf, x_shape), _x(tf, y_shape, "y")
+        return [x, y], op(x, y)
+    return build
+
+
+for _name, _shape in [("known", [2, 3]), ("partly_known", [None, 3]), ("unknown", None)]:
+    CASES[f"sum_all_{_name}"] = _gradient_ops(_reduction("reduce_sum", _shape))
+    CASES[f"mean_all_{_name}"] = _gradient_ops(_reduction("reduce_mean", _shape))
+    CASES[f"sum_axis_1_{_name}"] = _gradient_ops(_reduction("reduce_sum", _shape, axis=1))
+    CASES[f"mean_axis_1_{_name}"] = _gradient_ops(_reduction("reduce_mean", _shape, axis=1))
+CASES["sum_axis_0_known_twice"] = _gradient_ops(
+    lambda tf: ([x := _x(tf, [2, 3])], tf.reduce_sum(x, 0) + tf.reduce_sum(x * 2.0, 0)))
+CASES["sum_kept_partly_known"] = _gradient_ops(
+    _reduction("reduce_sum", [None, 3], axis=1, keepdims=True))
+CASES["mean_of_a_vector"] = _gradient_ops(_reduction("reduce_mean", [None]))
+
+for _op_name in ("add", "subtract", "multiply"):
+    for _name, _xs, _ys in [("bias_partly_known", [None, 3], [3]),
+                            ("bias_known", [2, 3], [3]),
+                            ("same_known", [2, 3], [2, 3]),
+                            ("same_partly_known", [None, 3], [None, 3]),
+                            ("leading_one", [3], [1, 3]),
+                            ("unknown", None, None)]:
+        CASES[f"{_op_name}_{_name}"] = _gradient_ops(
+            _binary(lambda x, y, _op_name=_op_name: getattr(x, f"__{_op_name[:3]}__")(y)
+                    if _op_name != "subtract" else x - y, _xs, _ys))
+
+CASES["matmul_tuple"] = _gradient_ops(
+    lambda tf: ([x := _x(tf, [2, 3]), w := _x(tf, [3, 4], "w")], tf.matmul(x, w)))
+CASES["unused_output_zeros_like"] = _gradient_ops(
+    lambda tf: ([x := _x(tf, [2, 3])], tf.nn.sparse_softmax_cross_entropy_with_logits(
+        labels=tf.constant([0, 2]), logits=x)))
+
+
+def mlp_training_step(tf):
+    """The chapter's dense layers, cross entropy, mean loss and GradientDescentOptimizer,
+    on a batch that is a variable (so that its gradient flows on too)."""
+    rng = np.random.default_rng(0)
+    X = tf.Variable(rng.standard_normal((4, 6)).astype(np.float32), name="X")
+    y = tf.placeholder(tf.int64, [None], name="y")
+    hidden = X
+    for name, units in (("hidden1", 5), ("outputs", 3)):
+        with tf.name_scope(name):
+            W = tf.Variable(rng.standard_normal((int(hidden.shape[1]), units))
+                            .astype(np.float32), name="kernel")
+            b = tf.Variable(np.zeros(units, np.float32), name="bias")
+            hidden = tf.matmul(hidden, W) + b
+            if name != "outputs":
+                hidden = tf.nn.relu(hidden)
+    xentropy = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=hidden)
+    loss = tf.reduce_mean(xentropy, name="loss")
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        before = sess.run(loss, {y: [0, 1, 2, 0]})
+        sess.run(train, {y: [0, 1, 2, 0]})
+        after = sess.run(loss, {y: [0, 1, 2, 0]})
+    return before, after, node_defs(tf.get_default_graph())
+
+
+CASES["mlp_training_step"] = mlp_training_step
