@@ -180,10 +180,13 @@ class Executor:
                                                           for n in nodes) else None)
         # A constant gives the same array every run: a run that is not traced starts with
         # its slot filled, and a traced one runs it, so that it shows in the step stats.
-        # (Not one under control dependencies: what follows it must wait for them.)
+        # (Not one under control dependencies: what follows it must wait for them.) So
+        # does the shape arithmetic on constants alone that gradients build, which
+        # TensorFlow's Grappler folds (an untraced run only: see _Schedule).
         constants = [i for i, p in enumerate(self._plan)
                      if p.ctx.op == "Const" and pending[i] == 0]
-        self._untraced = _Schedule(self._plan, pending, slots, constants, skip_passes=True)
+        self._untraced = _Schedule(self._plan, pending, slots, constants, skip_passes=True,
+                                   fold=True)
         self._traced = _Schedule(self._plan, pending, slots)
 
     @property
@@ -297,22 +300,54 @@ class _Schedule:
 
     __slots__ = ("slots", "pending", "roots", "count", "sequence")
 
-    def __init__(self, plan, pending, num_slots, preset=(), skip_passes=False):
+    def __init__(self, plan, pending, num_slots, preset=(), skip_passes=False, fold=False):
         self.slots = [None] * num_slots
         self.pending = list(pending)
-        for i in preset:
+        constants = set(preset)
+        ready, done = list(preset), set()
+        while ready:   # the constants, then, where `fold`, what they alone decide
+            i = ready.pop()
             node = plan[i]
-            self.slots[node.out_base] = node.fn(node.ctx, None)
+            if not _fold(node, self.slots, None if i in constants else _FOLDED_BYTES):
+                continue
+            done.add(i)
             for j in node.succ:
                 self.pending[j] -= 1
-        preset = set(preset)
+                if fold and self.pending[j] == 0 and plan[j].ctx.op in _FOLDED_OPS:
+                    ready.append(j)
         self.roots = [i for i, count in enumerate(self.pending)
-                      if count == 0 and i not in preset]
-        self.count = len(plan) - len(preset)
+                      if count == 0 and i not in done]
+        self.count = len(plan) - len(done)
         self.sequence = (_sequential_order(plan, self.pending, self.roots)
                          if all(p.mode in (_INLINE, _BLOCKING) for p in plan) else None)
         if self.sequence is not None and skip_passes:
             self.sequence = _without_passes(self.sequence)
+
+
+# Pure shape arithmetic, whose kernels read nothing but their inputs: run once, before
+# any step, where constants alone decide a node's inputs (the gradient of a mean: its
+# axes modulo the rank, the ones of its default grad_ys).
+_FOLDED_OPS = frozenset({
+    "Shape", "Size", "Rank", "Fill", "Reshape", "ExpandDims", "Cast", "Pack", "ConcatV2",
+    "StridedSlice", "GatherV2", "Range", "AddV2", "Sub", "Mul", "FloorMod", "FloorDiv",
+    "Maximum", "Prod", "BroadcastGradientArgs", "DynamicStitch"})
+_FOLDED_BYTES = 1 << 16   # larger outputs are made by each run, not kept
+
+
+def _fold(node, slots, limit):
+    """Runs `node` on the constant inputs in `slots` and keeps its outputs there; whether
+    it did (not where its kernel fails or its outputs pass `limit` bytes: each run then
+    makes them, and fails as it would have)."""
+    try:
+        with np.errstate(all="ignore"):
+            out = node.fn(node.ctx, None, *[slots[s] for s in node.in_slots])
+    except Exception:   # the run raises it, as TensorFlow raises what Grappler met
+        return False
+    outs = [out] if node.n_out == 1 else list(out)
+    if limit is not None and sum(getattr(o, "nbytes", 0) for o in outs) > limit:
+        return False
+    slots[node.out_base:node.out_base + node.n_out] = outs
+    return True
 
 
 def _without_passes(sequence):

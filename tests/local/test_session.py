@@ -1,6 +1,7 @@
 """Session.run: fetch structures, feeds, default sessions, callables and timeouts."""
 
 import collections
+import functools
 import threading
 import time
 
@@ -452,3 +453,38 @@ def test_callable_from_options_feeds_values_as_they_are():
         assert metadata.step_stats.dev_stats
         with pytest.raises(tf.errors.InvalidArgumentError, match="actual double vs. expect float"):
             call(1.0)
+
+
+def test_shape_arithmetic_on_constants_runs_once_before_the_steps_unless_traced(monkeypatch):
+    """As TensorFlow's Grappler folds it: shape arithmetic on constants alone (a Fill, a
+    Mul...) runs when the graph is set up, not in each untraced step; a traced step runs
+    and shows it. One that fails, or whose output is large, runs in each step."""
+    from dtfnb.kernels import registry
+    runs = collections.Counter()
+    for op_type in ("Fill", "Mul"):
+        kernel = registry.find_kernel(op_type, "CPU", {})
+        monkeypatch.setattr(kernel, "fn", functools.partial(
+            lambda fn, ctx, *args: runs.update([ctx.name]) or fn(ctx, *args), kernel.fn))
+    x = tf.placeholder(tf.float32, name="x")
+    twos = tf.multiply(tf.fill([2, 3], 1.0, name="ones"), 2.0, name="twos")
+    big = tf.fill([300, 300], 1.0, name="big")                  # 360 KB: made each step
+    bad = tf.floormod(tf.constant([4]), tf.constant([0]), name="bad")
+    out = tf.multiply(x, tf.reduce_sum(twos), name="out")
+    full = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+    with tf.Session() as sess:
+        for _ in range(3):
+            value, kept, ones = sess.run([out, twos, big], {x: 1.5})
+            assert value == 18.0 and kept.sum() == 12.0 and ones.sum() == 90000
+            kept[:] = 0   # a fetched value is the caller's: the one kept is not changed
+            ones[:] = 0
+        # set up once: ones and twos; big tried then made by each step; out each step
+        assert runs == {"ones": 1, "twos": 1, "big": 1 + 3, "out": 3}
+        metadata = tf.RunMetadata()
+        sess.run(twos, options=full, run_metadata=metadata)
+        # set up again for this new fetch, then run by the traced step
+        assert runs["twos"] == 1 + 2 and "twos" in {
+            n.node_name for d in metadata.step_stats.dev_stats for n in d.node_stats}
+        for options in (None, full):
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match="Integer division by zero"):
+                sess.run(bad, options=options)
