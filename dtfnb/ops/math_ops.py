@@ -657,23 +657,28 @@ def _sum_grad(op, grad):
             return slicing_ops.tile(array_ops.reshape(grad, kept), multiples), None
     shape = array_ops.shape(x)
     if not op.get_attr("keep_dims"):
-        # The output's shape with the reduced axes kept as 1 (TensorFlow's reduced_shape):
-        # a constant where shape and axes are known, else the dims stitched with ones.
         with op.graph.colocate_with(shape.op):
-            known = constant_value(shape)
-            if known is not None and static_axes is not None:
-                kept = np.array(known, np.int32)
-                kept[np.array(static_axes, np.int32)] = 1
-            else:
-                axes = convert_to_tensor(axes)
-                rank = array_ops.size(shape, out_type=axes.dtype)
-                axes = (axes + rank) % rank
-                axes_shape = array_ops.shape(axes)
-                kept = data_flow_ops.dynamic_stitch(
-                    [_range(0, rank, 1), axes],
-                    [shape, array_ops.ones(axes_shape, dtype=shape.dtype)])
+            kept = _reduced_shape(shape, axes, data_flow_ops.dynamic_stitch)
         grad = array_ops.reshape(grad, kept)
     return broadcast_to(grad, shape), None
+
+
+def _reduced_shape(shape, axes, dynamic_stitch):
+    """A reduction's output shape with the reduced axes kept as 1, from the input's shape
+    (a tensor) and the axes, as TensorFlow's reduced_shape: a constant where both are
+    known at build, else the dims stitched with ones at the axes (data_flow_ops'
+    `dynamic_stitch`, which a gradient body passes)."""
+    known, known_axes = constant_value(shape), constant_value(axes)
+    if known is not None and known_axes is not None:
+        kept = np.array(known, np.int32)
+        kept[np.array(known_axes, np.int32)] = 1
+        return kept
+    axes = convert_to_tensor(axes)
+    rank = array_ops.size(shape, out_type=axes.dtype)
+    axes = (axes + rank) % rank
+    axes_shape = array_ops.shape(axes)
+    return dynamic_stitch([_range(0, rank, 1), axes],
+                          [shape, array_ops.ones(axes_shape, dtype=shape.dtype)])
 
 
 def _kept_and_multiples(graph, shape, axes):
@@ -713,16 +718,20 @@ def _mean_grad(op, grad):
 @RegisterGradient("Max")
 @RegisterGradient("Min")
 def _min_max_reduction_grad(op, grad):
-    x = op.inputs[0]
+    """As TensorFlow's: the gradient shared equally by the inputs equal to the result."""
+    from dtfnb.ops import data_flow_ops
+    x, axes = op.inputs
+    shape = array_ops.shape(x)
     y = op.outputs[0]
-    kept = _kept_shape(op)
     if not op.get_attr("keep_dims"):
+        kept = _reduced_shape(shape, axes, data_flow_ops.dynamic_stitch)
         y = array_ops.reshape(y, kept)
         grad = array_ops.reshape(grad, kept)
-    # Ties share the gradient equally, as in TensorFlow.
+    else:
+        kept = array_ops.shape(y)
     hits = cast(equal(y, x), grad.dtype.base_dtype)
-    count = reduce_sum(hits, op.inputs[1], keepdims=True)
-    return hits / count * grad, None
+    selected = array_ops.reshape(reduce_sum(hits, axes), kept)
+    return truediv(hits, selected) * grad, None
 
 
 @RegisterGradient("Prod")

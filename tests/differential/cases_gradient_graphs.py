@@ -1,5 +1,5 @@
 """The ops tf.gradients adds, as TensorFlow adds them: default grad_ys, the gradients of
-reductions (all axes or some, shapes known, partly known or unknown) and of
+reductions (sum, mean, max and min; all axes or some, shapes known, partly known or unknown) and of
 broadcasting binary ops, the tuples that gate an op's input gradients, and a training
 step of a small MLP built as the chapter builds one.
 
@@ -47,6 +47,10 @@ for _name, _shape in [("known", [2, 3]), ("partly_known", [None, 3]), ("unknown"
     CASES[f"mean_all_{_name}"] = _gradient_ops(_reduction("reduce_mean", _shape))
     CASES[f"sum_axis_1_{_name}"] = _gradient_ops(_reduction("reduce_sum", _shape, axis=1))
     CASES[f"mean_axis_1_{_name}"] = _gradient_ops(_reduction("reduce_mean", _shape, axis=1))
+    CASES[f"max_all_{_name}"] = _gradient_ops(_reduction("reduce_max", _shape))
+    CASES[f"min_axis_1_{_name}"] = _gradient_ops(_reduction("reduce_min", _shape, axis=1))
+CASES["max_kept_partly_known"] = _gradient_ops(
+    _reduction("reduce_max", [None, 3], axis=1, keepdims=True))
 CASES["sum_axis_0_known_twice"] = _gradient_ops(
     lambda tf: ([x := _x(tf, [2, 3])], tf.reduce_sum(x, 0) + tf.reduce_sum(x * 2.0, 0)))
 CASES["sum_kept_partly_known"] = _gradient_ops(
