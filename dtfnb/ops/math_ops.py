@@ -736,13 +736,22 @@ def _min_max_reduction_grad(op, grad):
 
 @RegisterGradient("Prod")
 def _prod_grad(op, grad):
-    """prod / x times the incoming gradient (exact only where x has no zeros)."""
-    x, y = op.inputs[0], op.outputs[0]
-    kept = _kept_shape(op)
+    """The product of the other entries times the incoming gradient, zeros included:
+    with no zero among the entries reduced, the product over the entry; with one, the
+    product of the rest at the zero and 0 elsewhere; with more, 0. (TensorFlow gets the
+    same values from two exclusive cumprods, an op dtfnb lacks.)"""
+    x, axes = op.inputs
     if not op.get_attr("keep_dims"):
-        y = array_ops.reshape(y, kept)
-        grad = array_ops.reshape(grad, kept)
-    return grad * y / x, None
+        grad = array_ops.reshape(grad, _kept_shape(op))
+    shape = array_ops.shape(x)
+    zero = equal(x, array_ops.zeros_like(x))
+    none = array_ops.zeros_like(x)
+    safe = array_ops.where(zero, array_ops.ones_like(x), x)
+    rest = broadcast_to(reduce_prod(safe, axes, keepdims=True), shape)   # of the non-zeros
+    zeros = broadcast_to(reduce_sum(cast(zero, x.dtype), axes, keepdims=True), shape)
+    others = array_ops.where(zero, array_ops.where(equal(zeros, 1), rest, none),
+                             array_ops.where(equal(zeros, 0), realdiv(rest, safe), none))
+    return grad * others, None
 
 
 # -- arg max/min ----------------------------------------------------------------------

@@ -102,3 +102,18 @@ def mlp_training_step(tf):
 
 
 CASES["mlp_training_step"] = mlp_training_step
+
+
+def prod_gradient_values(tf):
+    """reduce_prod's gradient where entries are zero: the product of the others (its ops
+    are dtfnb's own: differences.md)."""
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    grads = [tf.gradients(tf.reduce_prod(x, **kwargs), x)[0]
+             for kwargs in ({}, {"axis": 1}, {"axis": 0, "keepdims": True})]
+    values = np.array([[0.0, 2.0, 3.0], [4.0, 0.0, 0.0], [1.5, -2.0, 0.5],
+                       [0.0, 5.0, -1.0]], np.float32)
+    with tf.Session() as sess:
+        return sess.run(grads, {x: values})
+
+
+CASES["prod_gradient_values"] = prod_gradient_values
