@@ -126,8 +126,15 @@ def broadcast_to(input, shape, name=None):  # noqa: A002 - TensorFlow's name
 
 @RegisterGradient("BroadcastTo")
 def _broadcast_to_grad(op, grad):
-    x = op.inputs[0]
-    return reduce_to_shape(grad, x, op.outputs[0]), None
+    """As TensorFlow's: summed, keeping dims, over the axes broadcasting stretched (the
+    target shape a constant where it is known) and reshaped to the input."""
+    x, target = op.inputs
+    shape = array_ops.shape(x, out_type=target.dtype)
+    known = constant_value(target)
+    if known is not None:
+        target = constant_op.constant(known.tolist(), dtype=target.dtype)
+    _, axes = broadcast_gradient_args(target, shape)
+    return array_ops.reshape(reduce_sum(grad, axes, keepdims=True), shape), None
 
 
 define_op("BroadcastGradientArgs", lambda op: [unknown_shape(1), unknown_shape(1)])
@@ -142,44 +149,6 @@ def broadcast_gradient_args(s0, s1, name=None):
 
 
 # -- reducing a broadcast gradient back to an input's shape ----------------------------
-
-def _static_reduction_axes(x, other):
-    """The axes of the broadcast of `x` with `other` (static TensorShapes) that x's
-    gradient sums over: those broadcasting added, and those it may have stretched
-    from 1 (summing a dim that stayed 1 changes nothing). None when an unknown dim of
-    x might be a 1 that was stretched, or a rank is unknown."""
-    if x.ndims is None or other.ndims is None:
-        return None
-    x_dims, other_dims = x.as_list(), other.as_list()
-    lead = builtins.max(len(other_dims) - len(x_dims), 0)
-    other_dims = [1] * (len(x_dims) + lead - len(other_dims)) + other_dims
-    axes = list(builtins.range(lead))
-    for i, (dx, do) in enumerate(zip(x_dims, other_dims[lead:]), lead):
-        if dx == 1 and do != 1:
-            axes.append(i)
-        elif dx is None and do != 1:
-            return None
-    return axes
-
-
-def reduce_to_shape(grad, x, other):
-    """Sums `grad`, the gradient of the broadcast of `x` with `other` (a tensor, or
-    the broadcast's result), down to the shape of `x`."""
-    if grad is None:
-        return None
-    axes = _static_reduction_axes(x.shape, other.shape)
-    if axes is None:
-        shape_x = array_ops.shape(x)
-        axes, _ = broadcast_gradient_args(shape_x, array_ops.shape(grad))
-        return array_ops.reshape(reduce_sum(grad, axes), shape_x)
-    if not axes:
-        return grad
-    summed = reduce_sum(grad, axes)
-    if len(axes) == other.shape.ndims - x.shape.ndims:  # only axes broadcasting added
-        return summed
-    return array_ops.reshape(summed, x.shape.as_list() if x.shape.is_fully_defined()
-                             else array_ops.shape(x))
-
 
 def _binary_grads(op, gx, gy):
     """The gradients of a broadcasting binary op reduced to its inputs' shapes, as
@@ -620,23 +589,6 @@ reduce_any = _reduction("Any", "The logical OR of a bool tensor's elements")
 reduce_all = _reduction("All", "The logical AND of a bool tensor's elements")
 
 
-def _kept_shape(op):
-    """The reduction's output shape with reduced axes kept as 1, as a list or a tensor."""
-    x, axes = op.inputs
-    static_axes = constant_value(axes)
-    if x.shape.ndims is not None and static_axes is not None:
-        kept = _reduced_dims(op, x.shape.as_list(), static_axes, True)
-        if None not in kept:  # as when all axes are reduced: a loss's mean
-            return kept
-    # Dynamic: dims at the reduced axes become 1 (axes taken modulo the rank).
-    in_shape = array_ops.shape(x)
-    r = array_ops.size(in_shape)
-    axes = floormod(cast(axes, dtypes.int32) + r, r)
-    positions = array_ops.expand_dims(_range(0, r, 1), 1)
-    reduced = reduce_any(equal(positions, array_ops.reshape(axes, [1, -1])), axis=1)
-    return array_ops.where(reduced, array_ops.ones_like(in_shape), in_shape)
-
-
 @RegisterGradient("Sum")
 def _sum_grad(op, grad):
     """As TensorFlow's: the gradient tiled over the input where the reduced axes are known
@@ -740,10 +692,11 @@ def _prod_grad(op, grad):
     with no zero among the entries reduced, the product over the entry; with one, the
     product of the rest at the zero and 0 elsewhere; with more, 0. (TensorFlow gets the
     same values from two exclusive cumprods, an op dtfnb lacks.)"""
+    from dtfnb.ops import data_flow_ops
     x, axes = op.inputs
-    if not op.get_attr("keep_dims"):
-        grad = array_ops.reshape(grad, _kept_shape(op))
     shape = array_ops.shape(x)
+    if not op.get_attr("keep_dims"):
+        grad = array_ops.reshape(grad, _reduced_shape(shape, axes, data_flow_ops.dynamic_stitch))
     zero = equal(x, array_ops.zeros_like(x))
     none = array_ops.zeros_like(x)
     safe = array_ops.where(zero, array_ops.ones_like(x), x)

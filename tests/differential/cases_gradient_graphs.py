@@ -1,7 +1,7 @@
 """The ops tf.gradients adds, as TensorFlow adds them: default grad_ys, the gradients of
-reductions (sum, mean, max and min; all axes or some, shapes known, partly known or unknown) and of
-broadcasting binary ops, the tuples that gate an op's input gradients, and a training
-step of a small MLP built as the chapter builds one.
+reductions (sum, mean, max and min; all axes or some, shapes known, partly known or
+unknown), of broadcasting binary ops and of broadcast_to, the tuples that gate an op's
+input gradients, and a training step of a small MLP built as the chapter builds one.
 
 Where dtfnb differs on purpose (it gates only the gradients that flow on towards the
 xs: docs/differences.md), no case here has a gradient that stops."""
@@ -68,6 +68,11 @@ for _op_name in ("add", "subtract", "multiply"):
             _binary(lambda x, y, _op_name=_op_name: getattr(x, f"__{_op_name[:3]}__")(y)
                     if _op_name != "subtract" else x - y, _xs, _ys))
 
+CASES["broadcast_to_known"] = _gradient_ops(
+    lambda tf: ([x := _x(tf, [3])], tf.broadcast_to(x, [2, 3])))
+CASES["broadcast_to_fed_shape"] = _gradient_ops(
+    lambda tf: ([x := _x(tf, [1, 3])], tf.broadcast_to(
+        x, tf.placeholder(tf.int32, [2], name="shape"))))
 CASES["matmul_tuple"] = _gradient_ops(
     lambda tf: ([x := _x(tf, [2, 3]), w := _x(tf, [3, 4], "w")], tf.matmul(x, w)))
 CASES["unused_output_zeros_like"] = _gradient_ops(
