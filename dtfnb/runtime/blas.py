@@ -42,8 +42,9 @@ from dtfnb.kernels import blas_work
 log = logging.getLogger("dtfnb.runtime")
 
 _CHECK_SECONDS = 0.1
-_PAUSE_SECONDS = 0.25   # a look this long after the last, with this process mostly idle
-                        # (less than _TAKEN of a core) in between: it paused its steps
+_PAUSE_SECONDS = 0.15   # a look this long after the last, with this process mostly idle
+                        # (less than _TAKEN of its BLAS threads' cores) in between: it
+                        # paused its steps
 _TAKEN = 0.75   # the share of a core others use that makes it theirs (or this process)
 _SLOWER = 0.8   # a rate this much of the best one: try fewer threads
 _RETRY_SECONDS = 2.0
@@ -143,7 +144,7 @@ def adjust():
         sample = (now, busy, time.process_time())
         previous, _policy.sample = _policy.sample, sample
         madds = blas_work.take()
-        if previous is None or _paused(previous, sample):
+        if previous is None or _paused(previous, sample, _policy.current):
             return   # the first look, or the first after a pause: nothing to compare yet
         # Running now, less the thread asking (this process's other threads wait at the
         # start of a step; one that spins is not counted by the average, which is less).
@@ -192,11 +193,12 @@ def cpu_stat(cpus):
     return None
 
 
-def _paused(before, after):
+def _paused(before, after, threads):
     """Whether this process paused its steps between two samples: a long window (a step
-    as long is busy all through it) in which it used less than most of a core."""
+    as long is busy all through it) in which it used less than most of the cores its
+    `threads` BLAS threads keep busy while it steps (an idle one spins for a while)."""
     wall = after[0] - before[0]
-    return wall > _PAUSE_SECONDS and after[2] - before[2] < _TAKEN * wall
+    return wall > _PAUSE_SECONDS and after[2] - before[2] < _TAKEN * wall * threads
 
 
 def other_processes_cores(before, after):

@@ -134,8 +134,12 @@ def test_cores_count_as_taken_at_two_looks_in_a_row_neither_after_a_pause(monkey
     _look(monkeypatch, 0.0, 1)
     assert blas.current() == 2
     _look(monkeypatch, 1.0, 2)
-    # a long step, busy all through: no pause
-    _look(monkeypatch, 1.0, 2, after=2 * blas._PAUSE_SECONDS)
+    # a pause in which one of its two BLAS threads spun on after the last step: a core
+    # busy, but not the two that step kept busy; still a pause, which decides nothing
+    _look(monkeypatch, 1.0, 2, after=2 * blas._PAUSE_SECONDS, busy=1.0)
+    assert blas.current() == 2
+    # a long step, both threads busy all through: no pause
+    _look(monkeypatch, 1.0, 2, after=2 * blas._PAUSE_SECONDS, busy=2.0)
     assert blas.current() == 1
 
 
