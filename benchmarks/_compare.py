@@ -9,6 +9,11 @@ background load hits both alike; the reported figure is the median round, with t
 range over the rounds beside it, and the ratio's median and range over the pairs of
 rounds that ran side by side.
 
+The report names numpy's BLAS and the kernel it runs: OpenBLAS picks one for the CPU,
+unless OPENBLAS_CORETYPE names another (some machines set it for older OpenBLAS builds);
+an older kernel can halve the speed of dtfnb's matrix products, and TensorFlow's own
+kernels never read it.
+
 For dtfnb it also counts wake-ups: the voluntary context switches (a thread that blocks
 and is woken again) of this process and the children it started (`_cluster`; not
 TensorFlow's interpreter and its tasks, nor the background load), per repetition.
@@ -35,6 +40,21 @@ def load_tf1():
     tf.logging.set_verbosity(tf.logging.ERROR)  # no deprecation warnings for TF1 APIs
     tf.disable_v2_behavior()
     return tf
+
+
+def blas_description():
+    """numpy's BLAS, its version and the kernel it runs, and OPENBLAS_CORETYPE if set."""
+    import numpy  # noqa: F401  (loads the BLAS threadpoolctl looks for)
+    import threadpoolctl
+
+    libraries = [f"{lib.get('internal_api')} {lib.get('version')}, "
+                 f"{lib.get('architecture')} kernel"
+                 for lib in threadpoolctl.threadpool_info() if lib["user_api"] == "blas"]
+    text = "; ".join(libraries) or "none found"
+    chosen = os.environ.get("OPENBLAS_CORETYPE")
+    if chosen:
+        text += f" (chosen by OPENBLAS_CORETYPE={chosen}, not for this CPU)"
+    return text
 
 
 class _Local:
@@ -174,11 +194,13 @@ def main(script, workloads, rows, args=None, targets=None):
     results = {name: {k: statistics.median(v) for k, v in r.items()}
                for name, r in rounds.items()}
     if args.json:
-        print(json.dumps({"load": describe(args.load), "seconds_per_rep": results,
+        print(json.dumps({"load": describe(args.load), "blas": blas_description(),
+                          "seconds_per_rep": results,
                           "rounds": rounds, "dtfnb_wakeups_per_rep": _counted(ours.wakeups)}))
         return results
     print(f"TensorFlow: {where}")
     print(f"load: {describe(args.load)}")
+    print(f"dtfnb's BLAS (numpy's): {blas_description()}")
     print(f"median [min–max] of {args.rounds} interleaved rounds of about equal length; "
           "spread: (max − min) / median; ratio > 1x: dtfnb is better")
     width = max([34] + [len(name) + 2 for name, *_ in rows])

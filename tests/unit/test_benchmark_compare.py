@@ -80,3 +80,22 @@ def test_dtfnb_wakeups_are_its_voluntary_context_switches_per_repetition(capsys)
     args = make_parser().parse_args(["--rounds", "3", "--tf-python", ""])
     main(__file__, _sleeping_workload(), [("sleeps", 20, "us")], args)
     assert "dtfnb wake-ups per repetition" in capsys.readouterr().out
+
+
+def _blas_line(**env):
+    """The report's BLAS line from a fresh interpreter, where OpenBLAS reads `env`."""
+    import os
+    import subprocess
+
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("OPENBLAS_")}
+    code = ("import sys; sys.path.insert(0, 'benchmarks'); import _compare; "
+            "print(_compare.blas_description())")
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**environ, **env},
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_the_report_names_the_blas_kernel_and_a_coretype_that_chose_it():
+    chosen = _blas_line(OPENBLAS_CORETYPE="Prescott")
+    assert chosen.startswith("openblas ") and "OPENBLAS_CORETYPE=Prescott" in chosen
+    own = _blas_line()
+    assert own.startswith("openblas ") and own.endswith(" kernel")
