@@ -9,6 +9,7 @@ flow as far as they do in TensorFlow.
 """
 
 import collections
+import math
 
 import numpy as np
 
@@ -157,28 +158,54 @@ def rank(input, name=None, optimize=True):  # noqa: A002
 
 # -- reshape, expand_dims, squeeze ----------------------------------------------------
 
+def _known_product(dims):
+    """(the product of the known dims, the index of the one unknown, or -1; None where
+    more than one is unknown). As TensorFlow's shape inference counts elements, a known
+    0 among the dims makes the count 0 and known whatever else is unknown."""
+    if 0 in dims:
+        return 0, -1
+    unknown = [i for i, d in enumerate(dims) if d is None]
+    if len(unknown) > 1:
+        return None
+    return math.prod(d for d in dims if d is not None), (unknown[0] if unknown else -1)
+
+
+def _divided(op, dividend, divisor, target):
+    if dividend % divisor:
+        raise _reshape_error(op, f"Dimension size must be evenly divisible by {divisor} "
+                                 f"but is {dividend}", target)
+    return dividend // divisor
+
+
+def _reshape_error(op, message, target):
+    return shape_error(op, message, partial_shapes={1: TensorShape(target)})
+
+
 def _reshape_shape(op):
+    """TensorFlow's: -1 is an unknown dim, worked out where the input's count of elements
+    is known (or both sides lack the same one dim); element counts that cannot match
+    are refused, everything else is left unknown to run time."""
     x = op.inputs[0].shape
     target = shape_value(op.inputs[1])
     if target is None:
         return [unknown_shape()]
-    if target.count(-1) > 1:
-        raise shape_error(op, "Cannot infer multiple unknown dimensions in shape "
-                              f"{target}")
-    known = [d for d in target if d is not None and d != -1]
-    product = int(np.prod(known)) if known else 1
-    n = x.num_elements()
-    if -1 in target:
-        if n is not None and None not in target:
-            if product == 0 or n % product:
-                raise shape_error(op, f"Cannot reshape a tensor with {n} elements to shape "
-                                      f"{target} ({product} elements)")
-            target = [n // product if d == -1 else d for d in target]
-        else:
-            target = [None if d == -1 else d for d in target]
-    elif n is not None and None not in target and n != product:
-        raise shape_error(op, f"Cannot reshape a tensor with {n} elements to shape "
-                              f"[{','.join(map(str, target))}] ({product} elements)")
+    target = [None if d == -1 else d for d in target]
+    if x.ndims is None:
+        return [TensorShape(target)]
+    dims = x.as_list()
+    out, into = _known_product(target), _known_product(dims)
+    if out is None or into is None:
+        return [TensorShape(target)]
+    (out_elements, out_unknown), (in_elements, in_unknown) = out, into
+    if in_unknown < 0 and out_unknown < 0:
+        if in_elements != out_elements:
+            raise _reshape_error(op, f"Cannot reshape a tensor with {in_elements} elements "
+                                     f"to shape {format_shape(TensorShape(target))} "
+                                     f"({out_elements} elements)", target)
+    elif in_unknown < 0 and out_elements > 0:
+        target[out_unknown] = _divided(op, in_elements, out_elements, target)
+    elif out_unknown < 0 and in_elements != 0:
+        _divided(op, out_elements, in_elements, target)   # the input's unknown dim must fit
     return [TensorShape(target)]
 
 

@@ -105,10 +105,16 @@ def format_shape(shape):
     return "[" + ",".join("?" if d is None else str(d) for d in shape.as_list()) + "]"
 
 
-def shape_error(op, message):
-    """The ValueError TensorFlow raises for a shape function's `message` about `op`."""
+def shape_error(op, message, partial_shapes=None):
+    """The ValueError TensorFlow raises for a shape function's `message` about `op`;
+    `partial_shapes` maps an input's index to the shape the function read from its value
+    (as Reshape reads its target), which TensorFlow lists too."""
     shapes = ", ".join(format_shape(t.shape) for t in op.inputs)
-    return ValueError(f"{message} for '{summarize_node(op)}' with input shapes: {shapes}.")
+    read = ""
+    if partial_shapes:
+        read = " and with input tensors computed as partial shapes: " + ", ".join(
+            f"input[{i}] = {format_shape(shape)}" for i, shape in sorted(partial_shapes.items()))
+    return ValueError(f"{message} for '{summarize_node(op)}' with input shapes: {shapes}{read}.")
 
 
 def normalize_axis(op, axis, rank):

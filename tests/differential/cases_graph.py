@@ -359,6 +359,25 @@ def reshape_with_zero_sizes(tf):
                             ((5,), [-1, 2])]]
 
 
+
+def _static_reshape(tf, dims, sizes):
+    x = tf.placeholder(tf.float32, dims, name="x")
+    out = tf.reshape(x, sizes)
+    return out.shape.as_list() if out.shape.ndims is not None else None
+
+
+@case
+def reshape_static_shapes(tf):
+    """What the graph knows of a reshape's result, or its build error: a known 0 makes
+    the count of elements 0 however many dims are unknown; -1 is worked out from a known
+    count; counts that cannot match fail, with the target as TensorFlow read it."""
+    return [outcome(_static_reshape, tf, dims, sizes) for dims, sizes in [
+        ((0, 0), [-1, 0]), ((None, 0), [-1, 0]), ((0,), [-1, 0]), ((2, 0), [0, -1]),
+        ((None, 3), [-1, 0]), ((None,), [2, -1]), ((0, 3), [-1, 3]), ((4, 0), [-1, 5, 0]),
+        ((None, 0), [5, -1]), ((5,), [2, -1]), ((6,), [4]), ((None, 5), [3, 4]),
+        ((None, 5), [2, 5]), ((6,), [-1, -1]), ((None, None), [-1, 3]), ((6,), [2, 3]),
+        ((6,), [-1, 4]), ((2, 3), [-1]), (None, [-1, 2]), ((3, None), [-1])]]
+
 # -- tf.assert_equal: its ops, its error at build, its error at run -------------------
 
 @case
