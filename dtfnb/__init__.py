@@ -23,10 +23,11 @@ from dtfnb.framework.versions import (
 from dtfnb.framework.registry import NotDifferentiable, RegisterGradient
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops.array_ops import identity, placeholder, placeholder_with_default
-from dtfnb.ops.check_ops import assert_equal
+from dtfnb.ops.case import case
+from dtfnb.ops.check_ops import Assert, assert_equal
 from dtfnb.ops.constant_op import constant
-from dtfnb.ops.control_flow_ops import Assert, group, no_op, tuple
-from dtfnb.ops.cond import case, cond
+from dtfnb.ops.control_flow_ops import group, no_op, tuple
+from dtfnb.ops.cond import cond
 from dtfnb.ops.while_loop import while_loop
 from dtfnb.ops.state_ops import (
     assign, assign_add, assign_sub, count_up_to, scatter_add, scatter_div, scatter_max,

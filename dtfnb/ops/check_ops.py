@@ -1,15 +1,46 @@
-"""Assertions built into a graph (tf.assert_equal): an Assert op that fails its step
-when the condition is false, or an error at once when both sides are known at build."""
+"""Assertions built into a graph (tf.Assert, tf.assert_equal): an Assert op that fails its
+step when the condition is false, or an error at once when both sides are known at build.
+
+As TensorFlow, tf.Assert runs its op under a cond (`AssertGuard`) unless all its data are
+int32 or strings, which TensorFlow keeps in host memory: the data then reach the op only
+when the condition is false."""
 
 import numpy as np
 
+from dtfnb.base import dtypes
 from dtfnb.base.errors import InvalidArgumentError
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import math_ops
 from dtfnb.ops.building import graph_of
-from dtfnb.ops.control_flow_ops import Assert, no_op
+from dtfnb.ops.cond import cond
+from dtfnb.ops.control_flow_ops import make_assert, no_op
 from dtfnb.ops.shape_util import constant_value
+
+
+def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TensorFlow's name
+    """An op that fails with InvalidArgumentError, showing `data`, when `condition` is false.
+
+    In a graph it runs only when something depends on it, e.g.::
+
+        check = tf.Assert(tf.reduce_all(x > 0), [x])
+        with tf.control_dependencies([check]):
+            y = tf.log(x)
+
+    `summarize` is how many entries of each tensor of `data` the message shows (default 3).
+    """
+    data = list(data)
+    graph = graph_of(condition, data)
+    with graph.as_default(), graph.name_scope(name or "Assert"):
+        # Converted here to choose how to build the check, and again by the op: both
+        # sets of constants show in TensorFlow's graphs.
+        tensors = [convert_to_tensor(x) for x in data]
+        if all(t.dtype.base_dtype in (dtypes.int32, dtypes.string) for t in tensors):
+            return make_assert(condition, data, summarize)
+        condition = convert_to_tensor(condition, name="Condition")
+        guard = cond(condition, no_op, lambda: make_assert(condition, data, summarize),
+                     name="AssertGuard")
+        return guard.op
 
 
 def assert_equal(x, y, data=None, summarize=None, message=None, name=None):

@@ -1,5 +1,5 @@
-"""Grouping, ordering and checking (no_op, group, tuple, Assert), and the primitive ops of
-TF1 control flow that cond and while_loop are built from."""
+"""Grouping, ordering and checking (no_op, group, tuple, the Assert op), and the primitive
+ops of TF1 control flow that cond and while_loop are built from."""
 
 from dtfnb.base import dtypes
 from dtfnb.base.shapes import TensorShape, scalar, unknown_shape
@@ -67,32 +67,23 @@ def tuple(tensors, name=None, control_inputs=None):  # noqa: A001 - TensorFlow's
             return [None if t is None else gated(t) for t in tensors]
 
 
-def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TensorFlow's name
-    """An op that fails with InvalidArgumentError, showing `data`, when `condition` is false.
-
-    In a graph it runs only when something depends on it, e.g.::
-
-        check = tf.Assert(tf.reduce_all(x > 0), [x])
-        with tf.control_dependencies([check]):
-            y = tf.log(x)
-
-    `summarize` is how many entries of each tensor of `data` the message shows (default 3).
-    """
+def make_assert(condition, data, summarize=None, name="Assert"):
+    """The Assert op alone (TensorFlow's generated `_assert`): it fails its step with
+    InvalidArgumentError, showing `data`, when `condition` is false. tf.Assert
+    (check_ops) decides whether it runs guarded by a cond; `summarize` is how many entries
+    of each tensor of `data` the message shows (default 3)."""
     data = list(data)
     if not data:
         raise ValueError("Attr 'T' of 'Assert' Op passed list of length 0 less than minimum 1.")
     graph = graph_of(condition, data)
-    with graph.as_default(), graph.name_scope(name or "Assert"):
-        # TensorFlow converts `data` here to choose by dtype how to build the check, and
-        # its op converts it again: both sets of constants show in its graphs.
-        for x in data:
-            convert_to_tensor(x)
-        with graph.name_scope("Assert") as scope:
-            condition = convert_to_tensor(condition, dtype=dtypes.bool_, name="condition")
-            data = [convert_to_tensor(x, name=f"data_{i}") for i, x in enumerate(data)]
-            return make_op("Assert", [condition, *data], [], name=scope,
-                           attrs={"T": [x.dtype.base_dtype for x in data],
-                                  "summarize": 3 if summarize is None else int(summarize)})
+    with graph.as_default(), graph.name_scope(name) as scope:
+        condition = convert_to_tensor(condition, dtype=dtypes.bool_, name="condition")
+        data = [convert_to_tensor(x, name=f"data_{i}") for i, x in enumerate(data)]
+        return make_op("Assert", [condition, *data], [], name=scope,
+                       attrs={"T": [x.dtype.base_dtype for x in data],
+                              "summarize": 3 if summarize is None else int(summarize)})
+
+
 def with_dependencies(dependencies, output_tensor, name=None):
     """`output_tensor`, available only once every op of `dependencies` has run."""
     graph = graph_of(output_tensor)

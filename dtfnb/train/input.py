@@ -20,6 +20,7 @@ from dtfnb.framework.indexed_slices import IndexedSlices
 from dtfnb.framework.sparse_tensor import SparseTensor
 from dtfnb.ops import (
     array_ops,
+    check_ops,
     cond,
     constant_op,
     control_flow_ops,
@@ -94,7 +95,7 @@ def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=Non
     with api.name_scope(name, "input_producer", [string_tensor]) as name:
         string_tensor = convert_to_tensor(string_tensor, dtype=dtypes.string)
         # A fed or computed empty list fails the runner's enqueue, which closes the queue.
-        check = control_flow_ops.Assert(
+        check = check_ops.Assert(
             math_ops.greater(array_ops.size(string_tensor), 0), [not_null])
         with api.control_dependencies([check]):
             string_tensor = array_ops.identity(string_tensor)

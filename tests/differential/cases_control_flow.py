@@ -3,7 +3,7 @@
 import collections
 
 import numpy as np
-from observe import outcome, run
+from observe import node_defs, outcome, run
 
 _ATTRS = ("T", "N", "frame_name", "is_constant", "parallel_iterations")
 _CONTROL_FLOW = {"Switch", "RefSwitch", "Merge", "RefMerge", "Enter", "RefEnter", "Exit",
@@ -272,6 +272,15 @@ def case_exclusive(tf):
                 default=lambda: tf.constant(3), exclusive=True)
     with tf.Session() as sess:
         return sess.run(r, {x: 15}), sess.run(r, {x: 30}), outcome(sess.run, r, {x: 5})
+
+
+def case_exclusive_graph(tf):
+    """The asserts of an exclusive case without a default: their data hold bool tensors,
+    so TensorFlow guards each with a cond."""
+    x = tf.placeholder(tf.int32, [], name="x")
+    r = tf.case([(x < 10, lambda: tf.constant(1)), (x >= 10, lambda: tf.constant(2))],
+                exclusive=True)
+    return r.name, node_defs(tf.get_default_graph(), skip=("x",))
 
 
 def case_no_default(tf):

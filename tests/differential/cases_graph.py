@@ -378,6 +378,27 @@ def reshape_static_shapes(tf):
         ((None, 5), [2, 5]), ((6,), [-1, -1]), ((None, None), [-1, 3]), ((6,), [2, 3]),
         ((6,), [-1, 4]), ((2, 3), [-1]), (None, [-1, 2]), ((3, None), [-1])]]
 
+
+# -- tf.Assert: guarded by a cond unless its data are int32 or strings -----------------
+
+@case
+def assert_guard_graph(tf):
+    x = tf.placeholder(tf.float32, [2], name="x")
+    n = tf.placeholder(tf.int32, [], name="n")
+    guarded = tf.Assert(tf.reduce_all(x > 0), [x, "hi"], name="check")
+    alone = tf.Assert(n > 0, ["n", n], summarize=2, name="count")
+    return (guarded.name, guarded.type, alone.name, alone.type,
+            node_defs(tf.get_default_graph(), skip=("x", "n")))
+
+
+@case
+def assert_guard_at_run(tf):
+    x = tf.placeholder(tf.float32, [None], name="x")
+    check = tf.Assert(tf.reduce_all(x > 0), ["not positive:", x], summarize=2)
+    with tf.control_dependencies([check]):
+        doubled = tf.identity(x * 2)
+    return [outcome(run, tf, doubled, {x: v}) for v in ([1.0, 2.5], [1.0, -2.0, 3.0], [])]
+
 # -- tf.assert_equal: its ops, its error at build, its error at run -------------------
 
 @case

@@ -16,8 +16,13 @@ def _failure(check):
 def test_a_true_condition_passes_and_a_false_one_fails_with_its_data():
     x = tf.placeholder(tf.float32, [None])
     check = tf.Assert(tf.reduce_all(x > 0), ["x has a non-positive entry:", x], name="positive")
-    assert (check.name, check.type) == ("positive/Assert", "Assert")
-    assert [t.op.name for t in check.inputs[1:]] == ["positive/Assert/data_0", x.op.name]
+    # Data not all int32 or strings: as TensorFlow, the op runs in the false branch of a
+    # cond, its inputs switched in, and tf.Assert gives the cond's Merge.
+    assert (check.name, check.type) == ("positive/AssertGuard/Merge", "Merge")
+    op = tf.get_default_graph().get_operation_by_name("positive/AssertGuard/Assert")
+    assert [t.op.name for t in op.inputs] == [
+        "positive/AssertGuard/Assert/Switch", "positive/AssertGuard/Assert/data_0",
+        "positive/AssertGuard/Assert/Switch_1"]
     with tf.control_dependencies([check]):
         y = tf.identity(x)
     with tf.Session() as sess:
@@ -26,7 +31,18 @@ def test_a_true_condition_passes_and_a_false_one_fails_with_its_data():
             sess.run(y, {x: [1.5, -2.0, 3.0, 4.0]})
     assert info.value.message.startswith(
         "assertion failed: [x has a non-positive entry:] [1.5 -2 3...]")
-    assert info.value.op.name == "positive/Assert"
+    assert info.value.op.name == "positive/AssertGuard/Assert"
+
+
+def test_with_int32_and_string_data_the_op_stands_alone():
+    n = tf.placeholder(tf.int32, [])
+    check = tf.Assert(n > 0, ["n is", n], name="positive")
+    assert (check.name, check.type) == ("positive/Assert", "Assert")
+    assert [t.op.name for t in check.inputs[1:]] == ["positive/Assert/data_0", n.op.name]
+    with tf.Session() as sess:
+        sess.run(check, {n: 1})
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"\[n is\] \[-1\]"):
+            sess.run(check, {n: -1})
 
 
 @pytest.mark.parametrize("data, summarize, text", [
