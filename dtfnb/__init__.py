@@ -69,6 +69,8 @@ from dtfnb.ops.math_ops import (
     sqrt, square, squared_difference, subtract, to_double, to_float, to_int32, to_int64,
     truediv, truncatediv, truncatemod)
 from dtfnb.ops.linalg_ops import matmul
+from dtfnb.ops.scan_ops import cumprod, cumsum
+from dtfnb.ops.set_ops import setdiff1d
 from dtfnb.ops import autopacking as _autopacking  # noqa: F401 - [tensor, 2.0] packs
 from dtfnb.ops import tensor_operators as _tensor_operators  # noqa: F401 - Tensor's +, -, @ ...
 from dtfnb.ops.clip_ops import (

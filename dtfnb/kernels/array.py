@@ -146,6 +146,16 @@ def _invert_permutation(ctx, step, x):
     return ctx.xp.asarray(np.argsort(perm).astype(perm.dtype))
 
 
+@register_kernel("ListDiff")
+def _list_diff(ctx, step, x, y):
+    for name, v in (("x", x), ("y", y)):
+        if v.ndim != 1:
+            raise _error(f"{name} should be a 1D vector.")
+    keep = ~ctx.xp.isin(x, y)
+    idx = ctx.xp.nonzero(keep)[0].astype(ctx.output_types[1].as_numpy_dtype)
+    return x[keep], idx
+
+
 @register_kernel("BroadcastGradientArgs")
 def _broadcast_gradient_args(ctx, step, s0, s1):
     a, b = _ints(s0), _ints(s1)

@@ -199,6 +199,41 @@ def _batch_matmul(ctx, step, a, b):
     return _out(ctx, blas_work.matmul(xp, a, b))
 
 
+# -- scans ----------------------------------------------------------------------------
+
+def _scan(op_type, accumulate, identity):
+    @register_kernel(op_type)
+    def kernel(ctx, step, x, axis):
+        xp = ctx.xp
+        if getattr(axis, "ndim", 0) != 0:
+            raise InvalidArgumentError(None, None, "ScanOp: axis must be a scalar, not "
+                                       f"{dims_string(axis.shape)}")
+        a = int(host(axis))
+        a = a + x.ndim if a < 0 else a
+        if not 0 <= a < x.ndim:
+            raise InvalidArgumentError(None, None, "ScanOp: Expected scan axis in the range "
+                                       f"[{-x.ndim}, {x.ndim}), but got {a}")
+        if ctx.attrs.get("reverse"):
+            x = xp.flip(x, a)
+        out = accumulate(xp, x, a)
+        if ctx.attrs.get("exclusive") and x.shape[a]:
+            # each entry's scan without it: the scan of the entries before, or identity
+            before = [slice(None)] * x.ndim
+            before[a] = slice(None, -1)
+            first = list(before)
+            first[a] = slice(0, 1)
+            out = xp.concatenate([xp.full_like(out[tuple(first)], identity),
+                                  out[tuple(before)]], axis=a)
+        return xp.flip(out, a) if ctx.attrs.get("reverse") else out
+
+    kernel.__name__ = f"_{op_type.lower()}"
+    return kernel
+
+
+_scan("Cumsum", lambda xp, x, a: xp.cumsum(x, axis=a, dtype=x.dtype), 0)
+_scan("Cumprod", lambda xp, x, a: xp.cumprod(x, axis=a, dtype=x.dtype), 1)
+
+
 # -- reductions -----------------------------------------------------------------------
 
 def _axes(x, axes):
