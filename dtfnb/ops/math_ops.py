@@ -688,23 +688,34 @@ def _min_max_reduction_grad(op, grad):
 
 @RegisterGradient("Prod")
 def _prod_grad(op, grad):
-    """The product of the other entries times the incoming gradient, zeros included:
-    with no zero among the entries reduced, the product over the entry; with one, the
-    product of the rest at the zero and 0 elsewhere; with more, 0. (TensorFlow gets the
-    same values from two exclusive cumprods, an op dtfnb lacks.)"""
-    from dtfnb.ops import data_flow_ops
-    x, axes = op.inputs
+    """As TensorFlow's: the reduced axes moved to the front and flattened into one, each
+    entry's gradient is the product of the entries before it and of those after (two
+    exclusive cumprods), which holds where entries are zero. Its shape arithmetic runs on
+    the CPU, as TensorFlow places it."""
+    from dtfnb.ops import data_flow_ops, scan_ops, set_ops, slicing_ops
+    x = op.inputs[0]
     shape = array_ops.shape(x)
+    axes = array_ops.reshape(op.inputs[1], [-1])   # a scalar's too
     if not op.get_attr("keep_dims"):
-        grad = array_ops.reshape(grad, _reduced_shape(shape, axes, data_flow_ops.dynamic_stitch))
-    zero = equal(x, array_ops.zeros_like(x))
-    none = array_ops.zeros_like(x)
-    safe = array_ops.where(zero, array_ops.ones_like(x), x)
-    rest = broadcast_to(reduce_prod(safe, axes, keepdims=True), shape)   # of the non-zeros
-    zeros = broadcast_to(reduce_sum(cast(zero, x.dtype), axes, keepdims=True), shape)
-    others = array_ops.where(zero, array_ops.where(equal(zeros, 1), rest, none),
-                             array_ops.where(equal(zeros, 0), realdiv(rest, safe), none))
-    return grad * others, None
+        grad = array_ops.reshape(grad, _reduced_shape(shape, op.inputs[1],
+                                                      data_flow_ops.dynamic_stitch))
+    grad = broadcast_to(grad, shape)
+    with op.graph.device("/cpu:0"):
+        rank = array_ops.rank(x)
+        axes = cast(axes, rank.dtype)
+        reduced = (axes + rank) % rank
+        other, _ = set_ops.setdiff1d(_range(0, rank), reduced, reduced.dtype)
+        perm = array_ops.concat([reduced, other], 0)
+        reduced_count = reduce_prod(slicing_ops.gather(shape, reduced))
+        other_count = reduce_prod(slicing_ops.gather(shape, other))
+    permuted = slicing_ops.transpose(x, perm)
+    permuted_shape = array_ops.shape(permuted)
+    flat = array_ops.reshape(permuted, (reduced_count, other_count))
+    before = scan_ops.cumprod(flat, axis=0, exclusive=True)
+    after = scan_ops.cumprod(flat, axis=0, exclusive=True, reverse=True)
+    others = array_ops.reshape(before * after, permuted_shape)
+    out = grad * slicing_ops.transpose(others, slicing_ops.invert_permutation(perm))
+    return array_ops.reshape(out, shape), None
 
 
 # -- arg max/min ----------------------------------------------------------------------

@@ -122,3 +122,19 @@ def prod_gradient_values(tf):
 
 
 CASES["prod_gradient_values"] = prod_gradient_values
+
+
+def prod_gradient_graph(tf):
+    """reduce_prod's gradient, TensorFlow's: the reduced axes moved to the front and
+    flattened, two exclusive cumprods, the shape arithmetic on the CPU. With a dim
+    unknown, so that TensorFlow's shape inference, which evaluates the permutation,
+    cannot make the permuted shape a constant (dtfnb's does not evaluate it:
+    differences.md)."""
+    x = tf.placeholder(tf.float32, [None, 3, 2], name="x")
+    grads = [tf.gradients(tf.reduce_prod(x, **kwargs), x)[0]
+             for kwargs in ({"axis": 1}, {"axis": [0, 2], "keepdims": True})]
+    return [g.name for g in grads], [n for n in node_defs(tf.get_default_graph())
+                                     if n["name"].startswith("gradients")]
+
+
+CASES["prod_gradient_graph"] = prod_gradient_graph
