@@ -110,8 +110,7 @@ CASES["mlp_training_step"] = mlp_training_step
 
 
 def prod_gradient_values(tf):
-    """reduce_prod's gradient where entries are zero: the product of the others (its ops
-    are dtfnb's own: differences.md)."""
+    """reduce_prod's gradient where entries are zero: the product of the others."""
     x = tf.placeholder(tf.float32, [None, 3], name="x")
     grads = [tf.gradients(tf.reduce_prod(x, **kwargs), x)[0]
              for kwargs in ({}, {"axis": 1}, {"axis": 0, "keepdims": True})]
