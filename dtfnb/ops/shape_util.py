@@ -27,6 +27,26 @@ def constant_value(tensor):
         return np.array(value, out)
     if kind in ("Identity", "StopGradient"):
         return constant_value(op.inputs[0])
+    if kind in ("Range", "Equal", "NotEqual"):
+        values = [constant_value(t) for t in op.inputs]
+        if any(v is None for v in values):
+            return None
+        if kind == "Range":
+            return np.arange(*values, dtype=op.get_attr("Tidx").as_numpy_dtype)
+        return (np.equal if kind == "Equal" else np.not_equal)(*values)
+    if kind == "Fill":
+        value = constant_value(op.inputs[1])
+        if value is None or not tensor.shape.is_fully_defined():
+            return None
+        return np.full(tensor.shape.as_list(), value, dtype=value.dtype)
+    if kind == "Unpack" and op.get_attr("axis") == 0:
+        value = constant_value(op.inputs[0])
+        return None if value is None else value[tensor.value_index]
+    if kind == "Split":
+        axis, value = constant_value(op.inputs[0]), constant_value(op.inputs[1])
+        if axis is None or value is None:
+            return None
+        return np.split(value, op.get_attr("num_split"), int(axis))[tensor.value_index]
     if kind == "Cast":
         value = constant_value(op.inputs[0])
         return None if value is None else value.astype(op.get_attr("DstT").as_numpy_dtype)

@@ -379,6 +379,23 @@ def reshape_static_shapes(tf):
         ((6,), [-1, 4]), ((2, 3), [-1]), (None, [-1, 2]), ((3, None), [-1])]]
 
 
+
+@case
+def static_values_of_ranges_fills_unstacks_splits_and_comparisons(tf):
+    """The values graph builders read at build (TensorFlow's Python constant_value): a
+    range, a fill, an unstacked row, a split, a comparison of constants; each decides a
+    static shape here."""
+    x = tf.placeholder(tf.float32, [None, 3, 4], name="x")
+    row = tf.unstack(tf.constant([[2, 3], [4, 5]]))[1]
+    part = tf.split(tf.constant([5, 1, 2, 3]), 2)[0]
+    same = tf.equal(tf.constant([1, 2]), [1, 3])
+    shapes = [tf.reshape(x, tf.fill([2], 6)), tf.zeros(tf.range(1, 3)),
+              tf.reduce_sum(x, tf.range(1, 3)), tf.ones(row),
+              tf.tile(tf.zeros([2]), tf.fill([1], 3)),
+              tf.reshape(tf.placeholder(tf.float32, [5]), part),
+              tf.boolean_mask(tf.zeros([2, 3]), tf.not_equal(same, True))]
+    return [t.shape.as_list() if t.shape.ndims is not None else None for t in shapes]
+
 # -- tf.Assert: guarded by a cond unless its data are int32 or strings -----------------
 
 @case
