@@ -27,6 +27,7 @@ import sys
 import threading
 import time
 
+from dtfnb.distributed_runtime.cluster import SERVING
 from dtfnb.distributed_runtime.emulation import LINK_FORM, SLOW_FORM, parse_link, parse_slow
 from dtfnb.distributed_runtime.resolvers import resolve_from_environment
 from dtfnb.distributed_runtime.server_lib import Server, task_name
@@ -206,7 +207,7 @@ def main(argv=None):
     if args.exit_on_eof:
         threading.Thread(target=_watch_stdin, args=(server, sys.stdin.fileno()),
                          daemon=True).start()
-    log.info("%s serving at %s%s", task_name(job, task), server.target,
+    log.info("%s %s %s%s", task_name(job, task), SERVING, server.target,
              f" (emulated: {server.emulated.description})" if server.emulated.description
              else "")
     # Not a plain wait: the kernel may hand SIGTERM to any thread, and Python runs its

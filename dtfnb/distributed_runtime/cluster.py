@@ -127,6 +127,12 @@ def _job_tasks(job, tasks):
     return dict(sorted(checked.items()))
 
 
+# A task process logs "<task> serving at <target>" once its server listens: launchers read
+# the address from that line, and a cluster counts a task up only after it (another
+# process may be answering on a port the task failed to take).
+SERVING = "serving at"
+
+
 def local_addresses(n):
     """`n` "127.0.0.1:port" addresses on distinct ports that are free now, for a cluster
     of tasks on this machine (tutorials, tests; the OS may reuse a port later)."""

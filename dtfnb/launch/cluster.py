@@ -10,9 +10,10 @@ cluster = Cluster({"ps": ["hostA:2222"], "worker": ["hostB:2222"]},
                   SSHLauncher(python="/opt/venv/bin/python"))
 ```
 
-The cluster is ready once every task accepts connections. Its tasks die with this
-process (each launcher ties them to it: see its module); an atexit hook stops what is
-still running first. A task's stdout and stderr go to a bounded per-task buffer
+The cluster is ready once every task has said it listens and accepts connections (a
+port picked free may be taken by another process before the task binds it). Its tasks
+die with this process (each launcher ties them to it: see its module); an atexit hook
+stops what is still running first. A task's stdout and stderr go to a bounded per-task buffer
 (`logs()`), never to this process's output.
 """
 
@@ -26,7 +27,7 @@ import threading
 import time
 
 from dtfnb.base.errors import DeadlineExceededError, UnavailableError
-from dtfnb.distributed_runtime.cluster import ClusterSpec, local_addresses
+from dtfnb.distributed_runtime.cluster import SERVING, ClusterSpec, local_addresses
 from dtfnb.distributed_runtime.emulation import describe, task_conditions
 from dtfnb.launch.launcher import TaskStart
 from dtfnb.launch.local import LocalLauncher
@@ -59,6 +60,7 @@ class Task:
         self.log = collections.deque(maxlen=_LOG_LINES)
         self._stop_requested = False
         self._serving = False
+        self._listens = False   # the task's output said it listens
 
     @property
     def name(self):
@@ -95,6 +97,7 @@ class Task:
         """Takes the started task's `process` and starts a thread that reads its output."""
         self._stop_requested = False
         self._serving = False
+        self._listens = False
         self.process = process
         self._reader = threading.Thread(target=self._read_output, args=(process,),
                                         daemon=True, name=f"dtfnb-log-{self.job}-{self.index}")
@@ -104,10 +107,13 @@ class Task:
         with contextlib.closing(process.stdout):
             for line in process.stdout:
                 self.log.append(line.rstrip("\n"))
+                self._listens = self._listens or SERVING in line
 
     def answers(self):
-        """Whether the task accepts connections now (and remembers that it did)."""
-        if self.address is None:
+        """Whether the task listens, as its own output says, and accepts connections now
+        (and remembers that it did): a port it failed to take may answer for another
+        process."""
+        if self.address is None or not self._listens:
             return False
         host, port = self.address.rsplit(":", 1)
         with contextlib.suppress(OSError), socket.create_connection((host, int(port)), 0.2):

@@ -45,6 +45,7 @@ import threading
 import time
 import uuid
 
+from dtfnb.distributed_runtime.cluster import SERVING
 from dtfnb.distributed_runtime.transport.rpc import TOKEN_VARIABLE
 from dtfnb.launch.launcher import Launcher, TaskProcess, TaskStart, client_secrets
 
@@ -64,7 +65,7 @@ _WRAPPER = (f'exec 3<&0; "$@" <&3 3<&- & pid=$!; '
             f'echo "{_MARK} started $pid $SLURM_JOB_ID $SLURMD_NODENAME"; '
             f'wait $pid; echo "{_MARK} exited $?"')
 _LINE = re.compile(r"\s*(\d+): (.*)")    # srun --label: "rank: text"
-_SERVING = re.compile(r" serving at grpc://(\S+)")
+_SERVING = re.compile(rf" {SERVING} grpc://(\S+)")
 
 
 class SlurmTask(TaskProcess):

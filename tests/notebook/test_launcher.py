@@ -160,6 +160,17 @@ def test_a_task_that_cannot_start_is_reported_with_its_output():
     assert not [c for c in live_clusters() if c.name == "cluster" and c.spec.jobs == ["ps"]]
 
 
+def test_a_port_another_process_answers_on_does_not_pass_for_the_task():
+    """A port picked free can be taken before the task binds it. Whoever answers there
+    is not the task, which fails to start and says why."""
+    with socket.socket() as other:   # listening: a connection to it succeeds
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        with pytest.raises(tf.errors.UnavailableError,
+                           match=r"/job:ps/replica:0/task:0 exited with code .* its last "):
+            LocalCluster({"ps": 1}, ports=[other.getsockname()[1]], progress=False)
+
+
 def test_tasks_end_with_their_fork_server_and_a_new_one_takes_over():
     cluster = LocalCluster({"worker": 2}, progress=False)
     pids = [cluster.pid("worker", i) for i in range(2)]
