@@ -26,6 +26,16 @@ from dtfnb.protos import checkpoint_pb2
 ROOT = pathlib.Path(__file__).resolve().parents[1]  # the repository
 
 
+def tensorflow_python():
+    """TensorFlow's own interpreter, for tests that compare with it: $DTFNB_TF_PYTHON, or
+    .tfvenv/bin/python (`make tfvenv`, which .ci/run runs); None without one."""
+    named = os.environ.get("DTFNB_TF_PYTHON")
+    if named:
+        return named
+    venv = ROOT / ".tfvenv" / "bin" / "python"
+    return str(venv) if venv.exists() else None
+
+
 def poll_for(predicate, timeout=5.0, interval=0.01):
     """Waits until `predicate()` is true; returns its last value (False on time-out)."""
     deadline = time.monotonic() + timeout

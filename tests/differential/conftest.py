@@ -14,18 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import tensorflow_python
+
 HERE = Path(__file__).parent
-REPO = HERE.parents[1]
 TF_VERSION = "2.21."
 ANSWER_SECONDS = 60  # the slowest case (a blocking op with its timeout) takes well under
-
-
-def _tf_python():
-    named = os.environ.get("DTFNB_TF_PYTHON")
-    if named:
-        return named
-    venv = REPO / ".tfvenv" / "bin" / "python"
-    return str(venv) if venv.exists() else None
 
 
 class TensorFlowWorker:
@@ -65,7 +58,7 @@ class TensorFlowWorker:
 
 @pytest.fixture(scope="session")
 def tensorflow():
-    python = _tf_python()
+    python = tensorflow_python()
     if python is None:
         pytest.skip("differential tier: no TensorFlow interpreter; run `make tfvenv` "
                     "(tensorflow-cpu==2.21.* in .tfvenv) or set DTFNB_TF_PYTHON")

@@ -1,6 +1,5 @@
 """TFRecord files: the format byte for byte, compression, corruption and truncation messages."""
 
-import os
 import subprocess
 import textwrap
 import zlib
@@ -9,8 +8,9 @@ import pytest
 
 import dtfnb as tf
 from dtfnb.resources import tfrecord
+from tests.helpers import tensorflow_python
 
-TF_PYTHON = "/tmp/tfvenv/bin/python"
+TF_PYTHON = tensorflow_python()
 RECORDS = [b"hello", b"", b"world!" * 1000]
 
 
@@ -203,7 +203,7 @@ def test_zlib_options_shape_the_compressed_file(tmp_path):
 
 # -- interoperability with TensorFlow itself -------------------------------------------
 
-@pytest.mark.skipif(not os.path.exists(TF_PYTHON), reason="no TensorFlow interpreter")
+@pytest.mark.skipif(TF_PYTHON is None, reason="no TensorFlow interpreter: make tfvenv")
 def test_tensorflow_reads_ours_and_we_read_theirs(tmp_path):
     compressions = ["", "GZIP", "ZLIB"]
     for compression in compressions:
