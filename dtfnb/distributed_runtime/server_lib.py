@@ -23,6 +23,7 @@ import time
 
 import numpy as np
 
+from dtfnb.base.cores import usable_cores
 from dtfnb.base.device_spec import DeviceSpec
 from dtfnb.distributed_runtime.cluster import ClusterSpec
 from dtfnb.distributed_runtime.emulation import Conditions
@@ -292,4 +293,4 @@ def _cores_per_task(cluster, address):
     here = [job for job in cluster.jobs for index in cluster.task_indices(job)
             if cluster.task_address(job, index).rpartition(":")[0] == host]
     computing = sum(1 for job in here if job != "ps") or len(here)
-    return max(1, (os.cpu_count() or 1) // max(1, computing))
+    return max(1, usable_cores() // max(1, computing))

@@ -14,8 +14,8 @@ way; any other "grpc://host:port" reaches a master in another process
 `owned`: the session made the master, and closes it when it closes.
 """
 
-import os
 
+from dtfnb.base.cores import usable_cores
 from dtfnb.base.errors import NotFoundError
 from dtfnb.distributed_runtime.master import Master, local_task_spec
 from dtfnb.distributed_runtime.server_lib import running_server
@@ -41,8 +41,9 @@ def connect(target, config):
 
 def _local_master(config):
     """A new local task and its master; a notebook watches it through `master.events`."""
-    # A local session has the machine to itself: like TensorFlow, 0 means every core.
-    blas_threads = config.intra_op_parallelism_threads or os.cpu_count() or 1
+    # A local session has the machine to itself: like TensorFlow, 0 means every core it
+    # may run on.
+    blas_threads = config.intra_op_parallelism_threads or usable_cores()
     task = local_task_spec()
     events = EventLog(task.to_string())
     devices = create_devices(config, "localhost", 0, blas_threads, events)

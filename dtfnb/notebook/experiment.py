@@ -24,11 +24,11 @@ says what its numbers say.
 
 import html
 import math
-import os
 import platform
 import statistics
 import uuid
 
+from dtfnb.base.cores import usable_cores
 from dtfnb.notebook.progress import in_notebook, progress
 from dtfnb.notebook.widgets.base import plural
 
@@ -37,7 +37,7 @@ _Z95 = 1.959964   # the normal quantile of a two-sided 95% interval
 
 def machine():
     """The machine a measurement ran on, as a notebook prints it: "2 CPU cores, Linux x86_64"."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = usable_cores()
     return f"{cores} CPU core{'s' if cores != 1 else ''}, {platform.system()} {platform.machine()}"
 
 

@@ -37,6 +37,7 @@ import os
 import threading
 import time
 
+from dtfnb.base.cores import usable_cpus
 from dtfnb.kernels import blas_work
 
 log = logging.getLogger("dtfnb.runtime")
@@ -164,14 +165,6 @@ def threads_for(most, free):
     """The BLAS threads to use: as many as configured, but no more than the cores free,
     and at least one."""
     return max(1, min(most, free))
-
-
-def usable_cpus():
-    """The CPUs this process may run on."""
-    try:
-        return os.sched_getaffinity(0)
-    except AttributeError:   # not Linux
-        return set(range(os.cpu_count() or 1))
 
 
 def cpu_stat(cpus):

@@ -5,6 +5,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from dtfnb.base.cores import usable_cores
 from dtfnb.base.device_spec import DeviceSpec
 from dtfnb.resources.resource_mgr import ResourceMgr
 from dtfnb.runtime import host_memory
@@ -127,8 +128,8 @@ def create_devices(config, job="localhost", task=0, blas_threads=1, events=None,
     Every device gets the task's EventLog, `events`.
     """
     host_memory.keep_freed_memory()
-    cores = cores or os.cpu_count() or 1
-    pool_size = config.inter_op_parallelism_threads or os.cpu_count() or 2
+    cores = cores or usable_cores()
+    pool_size = config.inter_op_parallelism_threads or usable_cores()
     asked = [config.inter_op_parallelism_threads] + [
         pool.num_threads for pool in config.session_inter_op_thread_pool]
     parallel = max(asked) > 1 or (blas_threads == 1 and cores > 1)

@@ -6,11 +6,11 @@ caller's thread (CALLER_THREAD, index -1), or, when the session names no pools, 
 device's own (None).
 """
 
-import os
 import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
+from dtfnb.base.cores import usable_cores
 from dtfnb.base.errors import InvalidArgumentError
 
 # Step.inter_op_pool for RunOptions.inter_op_thread_pool = -1: ops run on the threads
@@ -30,7 +30,7 @@ def session_pools(config):
     ones: their threads end once it and its steps are gone); (None,) when it names none."""
     if not config.session_inter_op_thread_pool:
         return (None,)
-    default_size = config.inter_op_parallelism_threads or os.cpu_count() or 2
+    default_size = config.inter_op_parallelism_threads or usable_cores()
     pools = []
     for index, options in enumerate(config.session_inter_op_thread_pool):
         if options.num_threads < 0:

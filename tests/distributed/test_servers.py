@@ -279,7 +279,7 @@ def test_a_failing_partition_aborts_the_step_on_every_task(cluster, channel):
 
 def test_blas_threads_share_the_host_among_the_tasks_that_compute(monkeypatch):
     from dtfnb.distributed_runtime.server_lib import _cores_per_task
-    monkeypatch.setattr("os.cpu_count", lambda: 8)
+    monkeypatch.setattr("dtfnb.distributed_runtime.server_lib.usable_cores", lambda: 8)
     one_host = tf.train.ClusterSpec({"ps": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"]})
     assert _cores_per_task(one_host, "127.0.0.1:2") == 8   # the ps runs no BLAS
     two_workers = tf.train.ClusterSpec({"ps": ["127.0.0.1:1"],

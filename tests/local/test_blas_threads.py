@@ -2,7 +2,6 @@
 of a local session beside a spinning process runs with fewer BLAS threads, and with all
 of them again once the cores are free."""
 
-import os
 import subprocess
 import sys
 import threading
@@ -14,11 +13,12 @@ import pytest
 import threadpoolctl
 
 import dtfnb as tf
+from dtfnb.base.cores import usable_cores, usable_cpus
 from dtfnb.kernels import blas_work
 from dtfnb.runtime import blas
 
 SPIN = "while True: pass"
-needs_two_cores = pytest.mark.skipif(len(blas.usable_cpus()) < 2,
+needs_two_cores = pytest.mark.skipif(usable_cores() < 2,
                                      reason="needs 2 cores to give one up")
 
 
@@ -54,7 +54,7 @@ def test_other_processes_cores_are_the_busy_time_less_this_processs_own_per_seco
 
 
 def test_a_spinning_process_shows_as_a_core_other_processes_keep_busy(busy_process):
-    cpus = blas.usable_cpus()
+    cpus = usable_cpus()
     before = (time.monotonic(), blas.cpu_stat(cpus)[0], time.process_time())
     deadline = time.monotonic() + 0.5
     while time.monotonic() < deadline:   # this process busy too: it never counts
@@ -75,16 +75,16 @@ def _run_until_decided(sess, product):
 
 @needs_two_cores
 def test_a_step_beside_a_busy_process_uses_fewer_blas_threads(busy_process):
-    cores = len(blas.usable_cpus())
+    cores = usable_cores()
     x = tf.constant(np.ones((64, 64), np.float32))
     product = tf.matmul(x, x)
     with tf.Session() as sess:          # BLAS gets every core: a local session's share
-        assert blas.current() == os.cpu_count()
+        assert blas.current() == usable_cores()
         _run_until_decided(sess, product)
         assert blas.current() <= cores - 1
         assert _blas_threads() == blas.current()
-    blas.configure(os.cpu_count())      # what a new session does: every core again
-    assert _blas_threads() == os.cpu_count()
+    blas.configure(usable_cores())      # what a new session does: every core again
+    assert _blas_threads() == usable_cores()
 
 
 @needs_two_cores
@@ -97,10 +97,10 @@ def test_a_step_on_another_thread_than_the_sessions_limits_blas_too(busy_process
         thread = threading.Thread(target=_run_until_decided, args=(sess, product))
         thread.start()
         thread.join()
-        assert blas.current() < os.cpu_count()
+        assert blas.current() < usable_cores()
         assert _blas_threads() == blas.current()
-    blas.configure(os.cpu_count())
-    assert _blas_threads() == os.cpu_count()
+    blas.configure(usable_cores())
+    assert _blas_threads() == usable_cores()
 
 
 def _look(monkeypatch, others, running, after=blas._CHECK_SECONDS, busy=1.0):
@@ -181,3 +181,21 @@ def test_without_proc_the_threads_stay_as_configured(monkeypatch):
     time.sleep(blas._CHECK_SECONDS)
     blas.adjust()
     assert blas.current() == 2
+
+
+def test_a_process_kept_to_one_core_sizes_its_threads_to_it():
+    """As TensorFlow counts schedulable CPUs: a local session's BLAS threads and inter-op
+    pool, a task's share and the notebook's machine line follow the process's affinity,
+    not the machine's cores."""
+    code = (
+        "import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})\n"
+        "import dtfnb as tf\n"
+        "from dtfnb.runtime import blas\n"
+        "from dtfnb.notebook.experiment import machine\n"
+        "from dtfnb.distributed_runtime.server_lib import _cores_per_task\n"
+        "sess = tf.Session()\n"
+        "spec = tf.train.ClusterSpec({'worker': ['127.0.0.1:1']})\n"
+        "print(blas.current(), _cores_per_task(spec, '127.0.0.1:1'), machine())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=120).stdout.split()
+    assert out[:4] == ["1", "1", "1", "CPU"] and out[4] == "core,", out
