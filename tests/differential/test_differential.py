@@ -25,6 +25,8 @@ def test_same_as_tensorflow(tensorflow, module, name, request):
     seen = observe(importlib.import_module(module).CASES[name], dtfnb)
     # observe.cluster's servers outlive the case, and the case may have grown their pools
     request.node.keeps_threads = len(observing.cluster_uses) > uses
+    # A NameError on both sides is the case's own bug, which would otherwise compare equal.
+    assert not seen.get("raised") == expected.get("raised") == "NameError", seen["message"]
     difference = first_difference(seen, expected)
     assert difference is None, (
         f"{difference}\n--- dtfnb\n{json.dumps(seen, indent=1)}\n"
