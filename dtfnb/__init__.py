@@ -60,14 +60,15 @@ from dtfnb.ops.slicing_ops import (
     sparse_segment_sqrt_n, sparse_segment_sum, strided_slice, tile, transpose,
     unsorted_segment_sum)
 from dtfnb.ops.math_ops import (
-    abs, add, add_n, argmax, argmin, broadcast_to, cast, ceil, cos, div, div_no_nan, divide,
-    equal, exp,
-    floor, floordiv, floormod, greater, greater_equal, less, less_equal, log, log1p,
-    logical_and, logical_not, logical_or, logical_xor, maximum, minimum, mod, multiply,
-    negative, not_equal, pow, range, realdiv, reciprocal, reduce_all, reduce_any,
-    reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, round, rsqrt, sign, sin,
-    sqrt, square, squared_difference, subtract, to_double, to_float, to_int32, to_int64,
-    truediv, truncatediv, truncatemod)
+    add, add_n, argmax, argmin, broadcast_to, cast, div, div_no_nan, divide, equal,
+    floordiv, floormod, greater, greater_equal, less, less_equal, logical_and, logical_not,
+    logical_or, logical_xor, maximum, minimum, mod, multiply, not_equal, pow, range, realdiv,
+    reduce_all, reduce_any, reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum,
+    squared_difference, subtract, to_double, to_float, to_int32, to_int64, truediv,
+    truncatediv, truncatemod)
+from dtfnb.ops.unary_ops import (
+    abs, ceil, cos, exp, floor, log, log1p, negative, reciprocal, round, rsqrt, sign, sin, sqrt,
+    square)
 from dtfnb.ops.linalg_ops import matmul
 from dtfnb.ops.scan_ops import cumprod, cumsum
 from dtfnb.ops.set_ops import setdiff1d

@@ -4,7 +4,7 @@ import collections.abc
 
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.indexed_slices import IndexedSlices
-from dtfnb.ops import array_ops, math_ops
+from dtfnb.ops import array_ops, math_ops, unary_ops
 from dtfnb.ops.building import graph_of
 
 
@@ -25,7 +25,7 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
         # sqrt's gradient at 0 is inf: take the root only where the sum is positive.
         positive = math_ops.greater(l2sum, 0)
         safe = array_ops.where(positive, l2sum, array_ops.ones_like(l2sum))
-        l2norm = array_ops.where(positive, math_ops.sqrt(safe), l2sum)
+        l2norm = array_ops.where(positive, unary_ops.sqrt(safe), l2sum)
         clipped = t * clip_norm / math_ops.maximum(l2norm, clip_norm)
         return array_ops.identity(clipped, name=scope)
 
@@ -37,9 +37,9 @@ def global_norm(t_list, name=None):
     values = [convert_to_tensor(t.values if isinstance(t, IndexedSlices) else t)
               for t in t_list if t is not None]
     with graph_of(values).name_scope(name or "global_norm") as scope:
-        squares = [math_ops.reduce_sum(math_ops.square(v)) for v in values]
+        squares = [math_ops.reduce_sum(unary_ops.square(v)) for v in values]
         total = math_ops.reduce_sum(array_ops.stack(squares))
-        return math_ops.sqrt(total, name=scope)
+        return unary_ops.sqrt(total, name=scope)
 
 
 def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):

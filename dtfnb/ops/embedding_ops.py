@@ -15,7 +15,7 @@ from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.graph import get_default_graph
 from dtfnb.framework.sparse_tensor import SparseTensor
 from dtfnb.framework.tensor import Tensor
-from dtfnb.ops import array_ops, clip_ops, data_flow_ops, math_ops, slicing_ops
+from dtfnb.ops import array_ops, clip_ops, data_flow_ops, math_ops, slicing_ops, unary_ops
 from dtfnb.ops.building import op_scope
 from dtfnb.ops.slicing_ops import gather
 from dtfnb.ops.variables import Variable
@@ -189,4 +189,4 @@ def _weighted(embeddings, idx, segment_ids, weights, combiner, name):
         return math_ops.div_no_nan(total, slicing_ops.segment_sum(weights, segment_ids),
                                    name=name)
     weight_sum = slicing_ops.segment_sum(math_ops.pow(weights, 2), segment_ids)
-    return math_ops.div_no_nan(total, math_ops.sqrt(weight_sum), name=name)
+    return math_ops.div_no_nan(total, unary_ops.sqrt(weight_sum), name=name)

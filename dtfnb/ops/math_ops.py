@@ -1,12 +1,12 @@
-"""Elementwise arithmetic and comparisons with broadcasting, broadcast_to, reductions, casts,
-add_n, range.
+"""Elementwise arithmetic of two tensors and comparisons with broadcasting, broadcast_to,
+reductions, casts, add_n, range.
 
-Built on array_ops; slicing_ops builds on this. Each op's definition, builder and
-gradient sit together. The gradients build the ops TensorFlow's build (the differential
-tier compares them): those of broadcasting ops sum back to each input's shape
-(`_binary_grads`) over axes read from the static shapes when they settle which axes
-broadcasting stretched (a bias of [300] added to [None, 300] needs one Sum), else with
-BroadcastGradientArgs on Shape tensors.
+Built on array_ops and unary_ops (functions of one tensor); slicing_ops builds on this.
+Each op's definition, builder and gradient sit together. The gradients build the ops
+TensorFlow's build (the differential tier compares them): those of broadcasting ops sum
+back to each input's shape (`_binary_grads`) over axes read from the static shapes when
+they settle which axes broadcasting stretched (a bias of [300] added to [None, 300] needs
+one Sum), else with BroadcastGradientArgs on Shape tensors.
 """
 
 import builtins
@@ -38,6 +38,7 @@ from dtfnb.ops.shape_util import (
     shape_error,
     shape_value,
 )
+from dtfnb.ops.unary_ops import log, negative
 
 
 def _broadcast_shape_fn(op):
@@ -78,22 +79,6 @@ def _comparison(op_type, py_name):
     build.__name__ = build.__qualname__ = py_name
     build.__doc__ = f"Elementwise {op_type} of x and y (a bool tensor), with broadcasting."
     return build
-
-
-def _unary(op_type, py_name):
-    def build(x, name=None):
-        return unary_op(op_type, x, name)
-
-    build.__name__ = build.__qualname__ = py_name
-    build.__doc__ = f"Elementwise {op_type} of x."
-    return build
-
-
-def unary_op(op_type, x, name, out_dtype=None):
-    """Builds a one-input elementwise op of `op_type` on `x`."""
-    x = convert_to_tensor(x)
-    return make_tensor(op_type, [x], out_dtype or x.dtype.base_dtype, name=name or op_type,
-                       attrs={"T": x.dtype.base_dtype})
 
 
 # -- broadcasting ---------------------------------------------------------------------
@@ -360,106 +345,6 @@ def _squared_difference_grad(op, grad):
     two = constant_op.constant(2, dtype=grad.dtype.base_dtype)
     gx = multiply(two, grad) * (x - y)
     return _binary_grads(op, gx, negative(gx))
-
-
-# -- unary arithmetic -----------------------------------------------------------------
-
-_UNARY = ("Neg", "Abs", "Sign", "Square", "Sqrt", "Rsqrt", "Exp", "Log", "Log1p", "Reciprocal",
-          "Floor", "Ceil", "Round", "Sin", "Cos")
-for _op in _UNARY:
-    define_op(_op, lambda op: [op.inputs[0].shape])
-for _op in ("Sign", "Floor", "Ceil", "Round"):
-    RegisterGradient(_op)(lambda op, grad: None)
-
-
-negative = _unary("Neg", "negative")
-abs = _unary("Abs", "abs")  # noqa: A001 - TensorFlow's name
-sign = _unary("Sign", "sign")
-square = _unary("Square", "square")
-sqrt = _unary("Sqrt", "sqrt")
-rsqrt = _unary("Rsqrt", "rsqrt")
-exp = _unary("Exp", "exp")
-log = _unary("Log", "log")
-log1p = _unary("Log1p", "log1p")
-reciprocal = _unary("Reciprocal", "reciprocal")
-floor = _unary("Floor", "floor")
-ceil = _unary("Ceil", "ceil")
-
-
-def round(x, name=None):  # noqa: A001 - TensorFlow's name
-    """Rounds half to even, as TensorFlow does; integers pass through."""
-    x = convert_to_tensor(x)
-    if x.dtype.is_integer:
-        return x
-    return unary_op("Round", x, name)
-
-
-sin = _unary("Sin", "sin")
-cos = _unary("Cos", "cos")
-
-
-def _const_like(value, tensor):
-    return constant_op.constant(value, dtype=tensor.dtype.base_dtype)
-
-
-@RegisterGradient("Neg")
-def _neg_grad(op, grad):
-    return negative(grad)
-
-
-@RegisterGradient("Abs")
-def _abs_grad(op, grad):
-    return grad * sign(op.inputs[0])
-
-
-@RegisterGradient("Square")
-def _square_grad(op, grad):
-    x = op.inputs[0]
-    return grad * (_const_like(2, x) * x)
-
-
-@RegisterGradient("Sqrt")
-def _sqrt_grad(op, grad):
-    y = op.outputs[0]
-    return grad * _const_like(0.5, y) / y
-
-
-@RegisterGradient("Rsqrt")
-def _rsqrt_grad(op, grad):
-    y = op.outputs[0]
-    return grad * (_const_like(-0.5, y) * y * y * y)
-
-
-@RegisterGradient("Exp")
-def _exp_grad(op, grad):
-    return grad * op.outputs[0]
-
-
-@RegisterGradient("Log")
-def _log_grad(op, grad):
-    return grad * reciprocal(op.inputs[0])
-
-
-@RegisterGradient("Log1p")
-def _log1p_grad(op, grad):
-    x = op.inputs[0]
-    return grad * reciprocal(_const_like(1, x) + x)
-
-
-@RegisterGradient("Reciprocal")
-def _reciprocal_grad(op, grad):
-    y = op.outputs[0]
-    return negative(grad) * y * y
-
-
-@RegisterGradient("Sin")
-def _sin_grad(op, grad):
-    return grad * cos(op.inputs[0])
-
-
-@RegisterGradient("Cos")
-def _cos_grad(op, grad):
-    return negative(grad) * sin(op.inputs[0])
 
 
 # -- comparisons and logic ------------------------------------------------------------

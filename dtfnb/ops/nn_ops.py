@@ -13,7 +13,7 @@ from dtfnb.base import dtypes
 from dtfnb.base.shapes import TensorShape, scalar, unknown_shape
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define_op
-from dtfnb.ops import array_ops, check_ops, math_ops, random_ops, slicing_ops
+from dtfnb.ops import array_ops, check_ops, math_ops, random_ops, slicing_ops, unary_ops
 from dtfnb.ops.building import check_type, graph_of, make_op, make_tensor, op_scope
 from dtfnb.ops.shape_util import shape_error
 
@@ -215,7 +215,7 @@ def _softmax_grad(op, grad):
 
 @RegisterGradient("LogSoftmax")
 def _log_softmax_grad(op, grad):
-    return grad - math_ops.reduce_sum(grad, -1, keepdims=True) * math_ops.exp(op.outputs[0])
+    return grad - math_ops.reduce_sum(grad, -1, keepdims=True) * unary_ops.exp(op.outputs[0])
 
 
 # -- cross entropies ------------------------------------------------------------------
@@ -348,7 +348,7 @@ def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
             raise ValueError(f"logits and labels must have the same shape ({logits.shape} vs "
                              f"{labels.shape})")
         return math_ops.add(relu(logits) - logits * labels,
-                            math_ops.log1p(math_ops.exp(-math_ops.abs(logits))), name=scope)
+                            unary_ops.log1p(unary_ops.exp(-unary_ops.abs(logits))), name=scope)
 
 
 @RegisterGradient("SoftmaxCrossEntropyWithLogits")

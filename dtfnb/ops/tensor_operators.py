@@ -5,7 +5,7 @@ Each binary operator opens a name scope named as TensorFlow's does ("add", "mul"
 """
 
 from dtfnb.framework.tensor import Tensor
-from dtfnb.ops import math_ops
+from dtfnb.ops import math_ops, unary_ops
 from dtfnb.ops.linalg_ops import matmul
 
 
@@ -45,6 +45,6 @@ Tensor._override_operator("__lt__", lambda x, y: math_ops.less(x, y))
 Tensor._override_operator("__le__", lambda x, y: math_ops.less_equal(x, y))
 Tensor._override_operator("__gt__", lambda x, y: math_ops.greater(x, y))
 Tensor._override_operator("__ge__", lambda x, y: math_ops.greater_equal(x, y))
-Tensor._override_operator("__neg__", lambda x: math_ops.negative(x))
-Tensor._override_operator("__abs__", lambda x: math_ops.abs(x))
+Tensor._override_operator("__neg__", lambda x: unary_ops.negative(x))
+Tensor._override_operator("__abs__", lambda x: unary_ops.abs(x))
 Tensor._override_operator("__invert__", lambda x: math_ops.logical_not(x))

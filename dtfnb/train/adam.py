@@ -7,7 +7,7 @@ var -= lr_t * m / (sqrt(v) + epsilon)
 
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.graph import get_default_graph
-from dtfnb.ops import control_flow_ops, math_ops, state_ops, training_ops
+from dtfnb.ops import control_flow_ops, state_ops, training_ops, unary_ops
 from dtfnb.train.optimizer import Optimizer, cast_to
 
 
@@ -62,7 +62,7 @@ class AdamOptimizer(Optimizer):
         beta1_power, beta2_power = cast_to(beta1_power, dtype), cast_to(beta2_power, dtype)
         lr_t, beta1_t, beta2_t, epsilon_t = (cast_to(t, dtype) for t in (
             self._lr_t, self._beta1_t, self._beta2_t, self._epsilon_t))
-        lr = lr_t * math_ops.sqrt(1 - beta2_power) / (1 - beta1_power)
+        lr = lr_t * unary_ops.sqrt(1 - beta2_power) / (1 - beta1_power)
         graph = get_default_graph()
         m, v = self.get_slot(var, "m"), self.get_slot(var, "v")
         m_scaled_g_values = grad.values * (1 - beta1_t)
@@ -75,7 +75,7 @@ class AdamOptimizer(Optimizer):
         with graph.control_dependencies([v_t]):
             v_t = state_ops.scatter_add(v, grad.indices, v_scaled_g_values,
                                         use_locking=self._use_locking)
-        v_sqrt = math_ops.sqrt(v_t)
+        v_sqrt = unary_ops.sqrt(v_t)
         var_update = state_ops.assign_sub(var, lr * m_t / (v_sqrt + epsilon_t),
                                           use_locking=self._use_locking)
         return control_flow_ops.group(var_update, m_t, v_t)
