@@ -14,7 +14,6 @@ way; any other "grpc://host:port" reaches a master in another process
 `owned`: the session made the master, and closes it when it closes.
 """
 
-
 from dtfnb.base.cores import usable_cores
 from dtfnb.base.errors import NotFoundError
 from dtfnb.distributed_runtime.master import Master, local_task_spec

@@ -3,6 +3,8 @@ its rounds beside it, and the rounds themselves go into --json, with dtfnb's wak
 per repetition."""
 
 import json
+import os
+import subprocess
 import sys
 import time
 
@@ -84,9 +86,6 @@ def test_dtfnb_wakeups_are_its_voluntary_context_switches_per_repetition(capsys)
 
 def _blas_line(**env):
     """The report's BLAS line from a fresh interpreter, where OpenBLAS reads `env`."""
-    import os
-    import subprocess
-
     environ = {k: v for k, v in os.environ.items() if not k.startswith("OPENBLAS_")}
     code = ("import sys; sys.path.insert(0, 'benchmarks'); import _compare; "
             "print(_compare.blas_description())")
