@@ -414,19 +414,24 @@ def _strided_slice_grad(ctx, step, shape, begin, end, strides, dy):
 
 # -- gather and segment sums ------------------------------------------------------------
 
-def _check_indices(indices, limit, what="indices"):
-    bad = (indices < 0) | (indices >= limit)
-    if bool(bad.any()):
-        position = np.unravel_index(int(np.argmax(host(bad).reshape(-1))), indices.shape)
-        value = int(host(indices)[position])
-        where = ",".join(str(p) for p in position)
-        raise _error(f"{what}[{where}] = {value} is not in [0, {limit})")
+def _first_out_of_range(indices, limit, bad=None):
+    """("i,j", value) of the first of `indices` (or of those `bad` marks) outside [0,
+    limit), or None."""
+    if bad is None:   # one comparison: a negative index read as unsigned is beyond any limit
+        unsigned = indices.dtype.str.replace("i", "u") if indices.dtype.kind == "i" else None
+        bad = (indices if unsigned is None else indices.view(unsigned)) >= limit
+    if not bool(bad.any()):
+        return None
+    position = np.unravel_index(int(np.argmax(host(bad).reshape(-1))), indices.shape)
+    return ",".join(str(p) for p in position), int(host(indices)[position])
 
 
 @register_kernel("GatherV2")
 def _gather(ctx, step, params, indices, axis):
     axis = _axis(axis, params.ndim)
-    _check_indices(indices, params.shape[axis])
+    found = _first_out_of_range(indices, params.shape[axis])
+    if found is not None:
+        raise _error(f"indices[{found[0]}] = {found[1]} is not in [0, {params.shape[axis]})")
     check_output(ctx, params.shape[:axis] + indices.shape + params.shape[axis + 1:],
                  params.dtype)
     return ctx.xp.take(params, indices, axis=axis)
@@ -440,10 +445,15 @@ def _unsorted_segment_sum(ctx, step, data, ids, num_segments):
         raise _error(f"segment_ids.shape = {dims_string(ids.shape)} is not a prefix of "
                      "data.shape = "
                      f"{dims_string(data.shape)}")
-    _check_indices(ids, n, "segment_ids")
+    found = _first_out_of_range(ids, n, ids >= n)
+    if found is not None:
+        raise _error(f"segment_ids[{found[0]}] = {found[1]} is out of range [0, {n})")
     shape = (n,) + data.shape[ids.ndim:]
     check_output(ctx, shape, data.dtype)
     out = xp.zeros(shape, dtype=data.dtype)
+    kept = ids >= 0   # TensorFlow drops the data of a negative id
+    if not bool(kept.all()):
+        ids, data = ids[kept], data[kept]
     _add_at(xp, out, ids, data)
     return out
 
@@ -490,7 +500,10 @@ def _sparse_segment(norm):
     def kernel(ctx, step, data, indices, ids):
         xp = ctx.xp
         count = _sorted_segments(ids, indices.size)
-        _check_indices(indices, data.shape[0], "indices")
+        found = _first_out_of_range(indices, data.shape[0])
+        if found is not None:
+            raise _error(f"Bad: indices[{found[0]}] == {found[1]} out of range "
+                         f"[0, {data.shape[0]})")
         out = xp.zeros((count,) + data.shape[1:], data.dtype)
         _add_at(xp, out, ids, data[indices])
         scales = _segment_scales(xp, norm, ids, count, data.dtype)

@@ -174,9 +174,10 @@ def _sparse_softmax_xent(ctx, step, features, labels):
     if classes == 0:
         raise InvalidArgumentError(None, None, "Must have at least one class, but got logits "
                                    f"shape {dims_string(features.shape)}")
-    bad = (labels < 0) | (labels >= classes)
-    if bool(bad.any()):
-        value = int(labels[bad][0])
+    # As TensorFlow's check: the smallest label if negative, else the largest if too big.
+    low, high = (int(labels.min()), int(labels.max())) if rows else (0, 0)
+    if low < 0 or high >= classes:
+        value = low if low < 0 else high
         listing = " ".join(str(int(v)) for v in labels.tolist())
         raise InvalidArgumentError(
             None, None, f"Received a label value of {value} which is outside the valid range "
@@ -187,7 +188,7 @@ def _sparse_softmax_xent(ctx, step, features, labels):
     shifted = features - features.max(axis=-1, keepdims=True)
     backprop = xp.exp(shifted)
     total = backprop.sum(axis=-1, keepdims=True)
-    at_labels = labels + xp.arange(rows) * classes   # each label's flat index
+    at_labels = labels + xp.arange(0, rows * classes, classes)   # each label's flat index
     loss = xp.log(total.reshape(-1))
     loss -= shifted.reshape(-1)[at_labels]
     backprop /= total

@@ -688,7 +688,8 @@ def ones_like(tensor, dtype=None, name=None, optimize=True):
                 dims = int_tensor(tensor.shape.as_list(), name="shape_as_tensor")
         else:
             dims = shape(tensor)
-        return fill(dims, constant_op.constant(1, dtype=dtype), name=scope)
+        one = True if dtype is dtypes.bool_ else 1   # as TensorFlow's ones
+        return fill(dims, constant_op.constant(one, dtype=dtype), name=scope)
 
 
 

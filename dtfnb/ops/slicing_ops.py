@@ -20,6 +20,8 @@ from dtfnb.ops import constant_op, math_ops
 from dtfnb.ops.array_ops import (
     concat,
     expand_dims,
+    ones,
+    ones_like,
     rank,
     reshape,
     shape,
@@ -27,6 +29,7 @@ from dtfnb.ops.array_ops import (
     squeeze,
     stack,
     where,
+    zeros_like,
 )
 from dtfnb.ops.building import int_tensor, make_op, make_tensor, op_scope
 from dtfnb.ops.shape_util import constant_value, normalize_axis, shape_error, shape_value
@@ -471,7 +474,22 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
 
 @RegisterGradient("UnsortedSegmentSum")
 def _unsorted_segment_sum_grad(op, grad):
-    return gather(grad, op.inputs[1]), None, None
+    return _gather_drop_negatives(grad, op.inputs[1]), None, None
+
+
+def _gather_drop_negatives(params, ids):
+    """The rows `ids` of `params`, zeros where an id is negative (its data was dropped):
+    TensorFlow's graph, but for Select where it has SelectV2 (the same values: the
+    condition is broadcast to the rows' shape first)."""
+    gathered = gather(params, math_ops.maximum(ids, zeros_like(ids)))
+    is_positive = math_ops.greater_equal(ids, 0)
+    is_positive_shape = shape(is_positive)
+    broadcastable_shape = concat(
+        [is_positive_shape, ones([rank(gathered) - rank(is_positive)],
+                                 dtype=is_positive_shape.dtype)], axis=0)
+    is_positive = reshape(is_positive, broadcastable_shape)
+    is_positive = math_ops.logical_and(is_positive, ones_like(gathered, dtype=dtypes.bool_))
+    return where(is_positive, gathered, zeros_like(gathered))
 
 
 def _sorted_segments_shape(op):

@@ -158,6 +158,42 @@ def lookup_errors(tf):
             outcome(run, tf, tf.nn.embedding_lookup(table, [[0, 14]]))]
 
 
+def ids_outside_their_range(tf):
+    """Negative and too large ids, int32 and int64: gather and the sparse segment sums
+    refuse both, the unsorted segment sum drops the data of a negative id, the sparse
+    cross entropy refuses a negative label. Each with TensorFlow's words."""
+    data = tf.constant(np.arange(8, dtype=np.float32).reshape(4, 2))
+    ids = tf.placeholder(tf.int32, [None], name="ids")
+    wide = tf.placeholder(tf.int64, [None], name="wide_ids")
+    matrix = tf.placeholder(tf.int32, [2, 2], name="matrix_ids")
+    logits = tf.constant(np.zeros((2, 3), np.float32))
+    seen = []
+    for fed in (ids, wide):
+        fetches = [tf.gather(data, fed), tf.unsorted_segment_sum(data[:2], fed, 3),
+                   tf.sparse_segment_sum(data, fed, [0, 1]),
+                   tf.sparse_segment_sqrt_n(data, fed, [0, 0]),
+                   tf.nn.sparse_softmax_cross_entropy_with_logits(labels=fed, logits=logits)]
+        seen += [outcome(run, tf, fetch, {fed: values}) for fetch in fetches
+                 for values in ([0, 2], [0, -1], [3, -2], [1, 4])]
+    seen += [outcome(run, tf, tf.unsorted_segment_sum(tf.ones((2, 2, 3)), matrix, 3),
+                     {matrix: values}) for values in ([[0, -1], [-3, 2]], [[0, -1], [7, 2]])]
+    seen.append(outcome(run, tf, tf.gather(data, matrix), {matrix: [[0, 1], [-1, 2]]}))
+    return seen
+
+
+def unsorted_segment_sum_gradient_drops_negative_ids(tf):
+    """The gradient of a segment sum gives the rows of a negative id zeros. (Its graph
+    differs by one op: TensorFlow chooses with SelectV2, dtfnb with Select.)"""
+    data = tf.Variable(np.arange(12, dtype=np.float32).reshape(2, 3, 2), name="data")
+    ids = tf.placeholder(tf.int64, [2, 3], name="ids")
+    summed = tf.unsorted_segment_sum(data, ids, 3)
+    grad = tf.gradients(tf.reduce_sum(summed * [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), data)[0]
+    with tf.Session() as sess:
+        sess.run(data.initializer)
+        return (sess.run([summed, grad], {ids: [[0, -1, 2], [-3, 2, 1]]}),
+                sess.run(tf.ones_like(data, dtype=tf.bool)))
+
+
 def _lookup_sparse(combiner, weighted, parts):
     """embedding_lookup_sparse of three rows of ids (one of them empty, one with an id
     twice), over TABLE whole or in 2 "div" parts, and the gradient of each part."""
@@ -225,6 +261,9 @@ CASES.update({
     "lookup:div:3:int64_ids": _lookup("div", 3, np.array([13, 4, 5, 9], np.int64)),
     "lookup_with_max_norm": lookup_with_max_norm,
     "lookup_errors": lookup_errors,
+    "ids_outside_their_range": ids_outside_their_range,
+    "unsorted_segment_sum_gradient_drops_negative_ids":
+        unsorted_segment_sum_gradient_drops_negative_ids,
     "sparse_update_errors": sparse_update_errors,
     "unique_and_stitch": unique_and_stitch,
     "lookup_sparse_errors": lookup_sparse_errors,
