@@ -65,7 +65,7 @@ from dtfnb.ops.math_ops import (
     logical_or, logical_xor, maximum, minimum, mod, multiply, not_equal, pow, range, realdiv,
     reduce_all, reduce_any, reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum,
     squared_difference, subtract, to_double, to_float, to_int32, to_int64, truediv,
-    truncatediv, truncatemod)
+    truncatediv, truncatemod, where_v2)
 from dtfnb.ops.unary_ops import (
     abs, ceil, cos, exp, floor, log, log1p, negative, reciprocal, round, rsqrt, sign, sin, sqrt,
     square)

@@ -554,6 +554,15 @@ def _select(ctx, step, cond, x, y):
     return ctx.xp.where(cond, x, y)
 
 
+@register_kernel("SelectV2")
+def _select_v2(ctx, step, cond, x, y):
+    try:
+        return ctx.xp.where(cond, x, y)
+    except ValueError:
+        raise _error(f"condition {dims_string(cond.shape)}, then {dims_string(x.shape)}, and "
+                     f"else {dims_string(y.shape)} must be broadcastable") from None
+
+
 # -- fill, zeros, ones, one_hot, broadcast_to ------------------------------------------
 
 @register_kernel("Fill")

@@ -20,7 +20,15 @@ from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define
 from dtfnb.framework.sparse_tensor import SparseTensor
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import constant_op
-from dtfnb.ops.building import binary_inputs, graph_of, int_tensor, make_op, make_tensor, op_scope
+from dtfnb.ops.building import (
+    binary_inputs,
+    contains_tensor,
+    graph_of,
+    int_tensor,
+    make_op,
+    make_tensor,
+    op_scope,
+)
 from dtfnb.ops.shape_util import (
     constant_value,
     format_shape,
@@ -649,7 +657,9 @@ def _constant_or_fill(value, shape, dtype, name):
                 dims = None
             if dims is not None and int(np.prod(dims)) < 1000:
                 return constant_op.constant(value, dtype=dtype, shape=dims, name=scope)
-        shape = int_tensor(shape, name="shape_as_tensor")
+        # A list holding tensors packs, as TensorFlow's conversion names it; a static
+        # shape converts as a TensorShape does.
+        shape = int_tensor(shape, name=None if contains_tensor(shape) else "shape_as_tensor")
         return fill(shape, constant_op.constant(value, dtype=dtype), name=scope)
 
 

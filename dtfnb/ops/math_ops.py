@@ -4,7 +4,7 @@ reductions, casts, add_n, range.
 Built on array_ops and unary_ops (functions of one tensor); slicing_ops builds on this.
 Each op's definition, builder and gradient sit together. The gradients build the ops
 TensorFlow's build (the differential tier compares them): those of broadcasting ops sum
-back to each input's shape (`_binary_grads`) over axes read from the static shapes when
+back to each input's shape (`_reduce_gradient_args`) over axes read from the static shapes when
 they settle which axes broadcasting stretched (a bias of [300] added to [None, 300] needs
 one Sum), else with BroadcastGradientArgs on Shape tensors.
 """
@@ -136,13 +136,17 @@ def broadcast_gradient_args(s0, s1, name=None):
 # -- reducing a broadcast gradient back to an input's shape ----------------------------
 
 def _binary_grads(op, gx, gy):
-    """The gradients of a broadcasting binary op reduced to its inputs' shapes, as
+    """The gradients of a broadcasting binary op reduced to its inputs' shapes."""
+    return _reduce_gradient_args(*op.inputs, gx, gy)
+
+
+def _reduce_gradient_args(x, y, gx, gy):
+    """Gradients `gx` and `gy` of a broadcast of `x` and `y` reduced to their shapes, as
     TensorFlow's _ReduceGradientArgs builds them: both Shapes, then each gradient summed
     (keeping dims) over the axes its input was broadcast along and reshaped to it; those
     axes read from the static shapes where they settle it, else BroadcastGradientArgs."""
     if gx is None and gy is None:
         return gx, gy
-    x, y = op.inputs
     shape_x, shape_y = array_ops.shape(x), array_ops.shape(y)
     axes = _broadcast_axes(x.shape, y.shape)
     if axes is None:
@@ -392,6 +396,44 @@ def logical_xor(x, y, name="LogicalXor"):
     """x ^ y = (x | y) & ~(x & y), built from the three ops as TensorFlow does."""
     x, y = _logical_inputs(x, y)
     return logical_and(logical_or(x, y), logical_not(logical_and(x, y)), name=name)
+
+
+# -- choosing with broadcasting ---------------------------------------------------------
+
+def _select_v2_shape(op):
+    """As TensorFlow's: `then` broadcast with `else`, then with the condition."""
+    condition, then, else_ = (t.shape for t in op.inputs)
+    try:
+        return [broadcast_shape(condition, broadcast_shape(then, else_))]
+    except ValueError as err:
+        raise shape_error(op, str(err)) from None
+
+
+define_op("SelectV2", _select_v2_shape)
+
+
+def where_v2(condition, x=None, y=None, name=None):
+    """Coordinates of true elements (one argument), or elementwise choice of `x` where
+    `condition` holds and `y` elsewhere, the three broadcast together (tf.where_v2)."""
+    if x is None and y is None:
+        return array_ops.where(condition, name=name)
+    if x is None or y is None:
+        raise ValueError("x and y must both be non-None or both be None.")
+    with op_scope("SelectV2", name, condition, x, y) as scope:
+        condition = convert_to_tensor(condition, dtype=dtypes.bool_, name="condition")
+        x, y = binary_inputs(x, y, "SelectV2", names=("t", "e"))
+        return make_tensor("SelectV2", [condition, x, y], x.dtype.base_dtype, name=scope,
+                           attrs={"T": x.dtype.base_dtype})
+
+
+@RegisterGradient("SelectV2")
+def _select_v2_grad(op, grad):
+    condition, x, y = op.inputs
+    zeros = array_ops.zeros([], dtype=grad.dtype.base_dtype)
+    gx, gy = where_v2(condition, grad, zeros), where_v2(condition, zeros, grad)
+    gx, _ = _reduce_gradient_args(x, op.outputs[0], gx, None)
+    gy, _ = _reduce_gradient_args(y, op.outputs[0], gy, None)
+    return None, gx, gy
 
 
 # -- reductions -----------------------------------------------------------------------

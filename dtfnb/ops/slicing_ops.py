@@ -462,14 +462,15 @@ define_op("UnsortedSegmentSum", _segment_sum_shape)
 
 def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
     """Sums the rows of `data` by segment: `output[i]` sums the rows whose `segment_ids` are `i`."""
-    data = convert_to_tensor(data)
-    segment_ids = int_tensor(segment_ids)
-    num_segments = int_tensor(num_segments)
-    return make_tensor("UnsortedSegmentSum", [data, segment_ids, num_segments],
-                       data.dtype.base_dtype, name=name or "UnsortedSegmentSum",
-                       attrs={"T": data.dtype.base_dtype,
-                              "Tindices": segment_ids.dtype.base_dtype,
-                              "Tnumsegments": num_segments.dtype.base_dtype})
+    with op_scope("UnsortedSegmentSum", name, data, segment_ids, num_segments) as scope:
+        data = convert_to_tensor(data, name="data")
+        segment_ids = int_tensor(segment_ids, name="segment_ids")
+        num_segments = int_tensor(num_segments, name="num_segments")
+        return make_tensor("UnsortedSegmentSum", [data, segment_ids, num_segments],
+                           data.dtype.base_dtype, name=scope,
+                           attrs={"T": data.dtype.base_dtype,
+                                  "Tindices": segment_ids.dtype.base_dtype,
+                                  "Tnumsegments": num_segments.dtype.base_dtype})
 
 
 @RegisterGradient("UnsortedSegmentSum")
@@ -479,8 +480,7 @@ def _unsorted_segment_sum_grad(op, grad):
 
 def _gather_drop_negatives(params, ids):
     """The rows `ids` of `params`, zeros where an id is negative (its data was dropped):
-    TensorFlow's graph, but for Select where it has SelectV2 (the same values: the
-    condition is broadcast to the rows' shape first)."""
+    TensorFlow's graph."""
     gathered = gather(params, math_ops.maximum(ids, zeros_like(ids)))
     is_positive = math_ops.greater_equal(ids, 0)
     is_positive_shape = shape(is_positive)
@@ -488,8 +488,8 @@ def _gather_drop_negatives(params, ids):
         [is_positive_shape, ones([rank(gathered) - rank(is_positive)],
                                  dtype=is_positive_shape.dtype)], axis=0)
     is_positive = reshape(is_positive, broadcastable_shape)
-    is_positive = math_ops.logical_and(is_positive, ones_like(gathered, dtype=dtypes.bool_))
-    return where(is_positive, gathered, zeros_like(gathered))
+    is_positive = is_positive & ones_like(gathered, dtype=dtypes.bool_)
+    return math_ops.where_v2(is_positive, gathered, zeros_like(gathered))
 
 
 def _sorted_segments_shape(op):

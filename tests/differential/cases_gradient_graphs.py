@@ -7,7 +7,7 @@ Where dtfnb differs on purpose (it gates only the gradients that flow on towards
 xs: docs/differences.md), no case here has a gradient that stops."""
 
 import numpy as np
-from observe import node_defs
+from observe import node_defs, outcome
 
 CASES = {}
 
@@ -137,3 +137,26 @@ def prod_gradient_graph(tf):
 
 
 CASES["prod_gradient_graph"] = prod_gradient_graph
+
+
+def where_v2_broadcasts(tf):
+    """tf.where_v2: the condition, then and else broadcast together; its static shapes,
+    its errors at build and run, its one-argument form, and its gradient's graph (each
+    branch summed back to its own shape) and values."""
+    c = tf.placeholder(tf.bool, [None, 1], name="c")
+    x = tf.placeholder(tf.float32, [3], name="x")
+    y = tf.placeholder(tf.float32, [], name="y")
+    z = tf.where_v2(c, x, y)
+    grads = tf.gradients(tf.reduce_sum(z * [1.0, 2.0, 3.0]), [x, y])
+    unknown = tf.placeholder(tf.float32, name="unknown")
+    bad = tf.where_v2([True, False], unknown, [1.0, 2.0, 3.0])
+    feed = {c: [[True], [False]], x: [1.0, 2.0, 3.0], y: 5.0}
+    with tf.Session() as sess:
+        values = sess.run([z, grads, tf.where_v2([[True, False], [False, True]])], feed)
+        error = outcome(sess.run, bad, {unknown: [1.0, 2.0]})
+    return (values, error, z.shape.as_list(), outcome(tf.where_v2, [True, False], x, 0.0),
+            outcome(tf.where_v2, c, x), [n for n in node_defs(tf.get_default_graph())
+                                         if n["name"].startswith(("gradients", "SelectV2"))])
+
+
+CASES["where_v2_broadcasts"] = where_v2_broadcasts

@@ -182,8 +182,8 @@ def ids_outside_their_range(tf):
 
 
 def unsorted_segment_sum_gradient_drops_negative_ids(tf):
-    """The gradient of a segment sum gives the rows of a negative id zeros. (Its graph
-    differs by one op: TensorFlow chooses with SelectV2, dtfnb with Select.)"""
+    """The gradient of a segment sum gives the rows of a negative id zeros: its graph and
+    values."""
     data = tf.Variable(np.arange(12, dtype=np.float32).reshape(2, 3, 2), name="data")
     ids = tf.placeholder(tf.int64, [2, 3], name="ids")
     summed = tf.unsorted_segment_sum(data, ids, 3)
@@ -191,7 +191,8 @@ def unsorted_segment_sum_gradient_drops_negative_ids(tf):
     with tf.Session() as sess:
         sess.run(data.initializer)
         return (sess.run([summed, grad], {ids: [[0, -1, 2], [-3, 2, 1]]}),
-                sess.run(tf.ones_like(data, dtype=tf.bool)))
+                sess.run(tf.ones_like(data, dtype=tf.bool)),
+                node_defs(tf.get_default_graph()))
 
 
 def _lookup_sparse(combiner, weighted, parts):
