@@ -16,8 +16,8 @@ def _steps(tf, steps, timeout_ms=500):
 
 
 def _takes(step):
-    """Whether `step` (an op, a tensor, or the tuple a sparse take gives) takes gradients."""
-    first = step[0] if isinstance(step, tuple) else step
+    """Whether `step` (an op, a tensor, or a list or tuple of them) takes gradients."""
+    first = step[0] if isinstance(step, (tuple, list)) else step
     return "TakeGradient" in getattr(first, "op", first).type
 
 

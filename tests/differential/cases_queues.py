@@ -48,6 +48,13 @@ def row(kind, i):
     return [a[0], b[0]]
 
 
+def _first(fetch):
+    """The op of a fetch's first tensor (of a list, tuple or dict of them)."""
+    while isinstance(fetch, (list, tuple, dict)):
+        fetch = next(iter(fetch.values())) if isinstance(fetch, dict) else fetch[0]
+    return getattr(fetch, "op", fetch)
+
+
 def steps(tf, kind, *fetches):
     """Runs each fetch in its own step of one session (with a deadline if it may block):
     what it returned (ordered by `a` for a RandomShuffleQueue) or the error it raised."""
@@ -55,8 +62,7 @@ def steps(tf, kind, *fetches):
     deadline = tf.RunOptions(timeout_in_ms=TIMEOUT_MS)
     with tf.Session() as sess:
         for fetch in fetches:
-            first = fetch[0] if isinstance(fetch, (list, tuple)) else fetch
-            options = deadline if getattr(first, "op", first).type in _BLOCKING else None
+            options = deadline if _first(fetch).type in _BLOCKING else None
             try:
                 seen.append(ordered(kind, sess.run(fetch, options=options)))
             except tf.errors.OpError as err:
@@ -209,7 +215,7 @@ def queue_in_device_blocks(tf, kind):
     for device in ("/job:ps/task:0", "/gpu:0", "/job:worker/cpu:1"):
         with tf.device(device):
             q = make(tf, kind)
-            devices.append((q.queue_ref.device, q.size().device, q.dequeue().op.device))
+            devices.append((q.queue_ref.device, q.size().device, _first(q.dequeue()).device))
     return devices
 
 

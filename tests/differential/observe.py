@@ -7,6 +7,8 @@ that the two can be compared. This module imports neither dtfnb nor TensorFlow: 
 interpreters load it, and the case modules use its helpers.
 """
 
+import linecache
+import os
 import re
 import socket
 import struct
@@ -35,9 +37,28 @@ def observe(case, tf):
     try:
         return {"returned": canonical(case(tf))}
     except Exception as err:  # the error is what is compared
-        return {"raised": type(err).__name__, "message": error_message(err)}
+        return {"raised": type(err).__name__, "message": error_message(err),
+                **_case_code(err)}
     finally:
         tf.reset_default_graph()
+
+
+def _case_code(err):
+    """{"in_case": "cases_x.py:12"} when the case's own code raised `err` by accident: its
+    innermost frame is in a case module, not in the library under test, at a line that
+    is not a `raise` (a case may raise on purpose, for a Coordinator to catch). Raised
+    on both sides, such an error is a bug in the case, which would compare equal."""
+    tb = err.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return {}
+    path = tb.tb_frame.f_code.co_filename
+    name = os.path.basename(path)
+    if not name.startswith("cases_") or \
+            linecache.getline(path, tb.tb_lineno).lstrip().startswith("raise"):
+        return {}
+    return {"in_case": f"{name}:{tb.tb_lineno}"}
 
 
 def canonical(value):
@@ -54,7 +75,8 @@ def canonical(value):
     if isinstance(value, bytes):
         return {"bytes": value.decode("latin-1")}
     if isinstance(value, BaseException):
-        return {"error": type(value).__name__, "message": error_message(value)}
+        return {"error": type(value).__name__, "message": error_message(value),
+                **_case_code(value)}
     if isinstance(value, dict):
         return {"dict": [[canonical(k), canonical(v)] for k, v in
                          sorted(value.items(), key=lambda kv: repr(kv[0]))]}
