@@ -188,13 +188,11 @@ class Executor:
         self._untraced = _Schedule(self._plan, pending, slots, constants, skip_passes=True,
                                    fold=True)
         self._traced = _Schedule(self._plan, pending, slots)
-
-    @property
-    def never_blocks(self):
-        """Whether no kernel of the partition waits (queues, readers, collectives...), so
-        that a run of it may start on a thread that must not be held: its receives wait
-        without a thread (see `_Run.schedule`)."""
-        return self._frames is None and all(p.mode != _BLOCKING for p in self._plan)
+        # Whether no kernel of the partition waits (queues, readers, collectives...), so
+        # that a run of it may start on a thread that must not be held: its receives wait
+        # without a thread (see `_Run.schedule`). Asked at every step.
+        self.never_blocks = self._frames is None and all(p.mode != _BLOCKING
+                                                         for p in self._plan)
 
     def start(self, step):
         """Starts the partition for `step` and runs it on this thread as far as it goes;
