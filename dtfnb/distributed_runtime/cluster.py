@@ -131,6 +131,9 @@ def _job_tasks(job, tasks):
 # the address from that line, and a cluster counts a task up only after it (another
 # process may be answering on a port the task failed to take).
 SERVING = "serving at"
+# ...and says this when another process took its port first: a cluster that picked the
+# port itself then picks another (launch/cluster.py).
+CANNOT_BIND = "cannot bind"
 
 
 def local_addresses(n):

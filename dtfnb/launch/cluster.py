@@ -11,7 +11,8 @@ cluster = Cluster({"ps": ["hostA:2222"], "worker": ["hostB:2222"]},
 ```
 
 The cluster is ready once every task has said it listens and accepts connections (a
-port picked free may be taken by another process before the task binds it). Its tasks
+port picked free may be taken by another process before the task binds it: a
+LocalCluster that picked it starts again on others). Its tasks
 die with this process (each launcher ties them to it: see its module); an atexit hook
 stops what is still running first. A task's stdout and stderr go to a bounded per-task buffer
 (`logs()`), never to this process's output.
@@ -27,7 +28,12 @@ import threading
 import time
 
 from dtfnb.base.errors import DeadlineExceededError, UnavailableError
-from dtfnb.distributed_runtime.cluster import SERVING, ClusterSpec, local_addresses
+from dtfnb.distributed_runtime.cluster import (
+    CANNOT_BIND,
+    SERVING,
+    ClusterSpec,
+    local_addresses,
+)
 from dtfnb.distributed_runtime.emulation import describe, task_conditions
 from dtfnb.launch.launcher import TaskStart
 from dtfnb.launch.local import LocalLauncher
@@ -36,6 +42,7 @@ from dtfnb.launch.tfjob import to_tfjob
 _LOCAL_HOSTS = ("127.0.0.1", "localhost")
 _LOG_LINES = 2000
 _POLL_SECONDS = 0.01
+_PICKS = 3   # starts of a LocalCluster on ports it picked, should others take them first
 _live = {}   # id -> Cluster started and not stopped, in start order (kept alive)
 _live_lock = threading.Lock()
 
@@ -86,6 +93,10 @@ class Task:
         if exited:
             return "dead"
         return "serving" if self._serving else "starting"
+
+    def move_to(self, address):
+        """Gives the task, stopped, another address for its next start."""
+        self._address = address
 
     def flags(self, cpus, gpus):
         """The server flags of this task: its devices and emulated conditions."""
@@ -343,9 +354,29 @@ class LocalCluster(Cluster):
         for job in spec.jobs:
             for index in spec.task_indices(job):
                 _check_local(spec.task_address(job, index))
+        # Task counts on ports picked here: free when picked, but another process may take
+        # one before its task binds it. Then `start` picks them again.
+        self._picked = (spec_or_counts, host) if ports is None and port_base is None and \
+            not isinstance(spec_or_counts, ClusterSpec) and \
+            all(isinstance(n, int) for n in spec_or_counts.values()) else None
         super().__init__(spec, LocalLauncher(), name=name, cpus=cpus, gpus=gpus, link=link,
                          links=links, slow=slow, timeout=timeout, progress=progress,
                          start=start)
+
+    def start(self):
+        """Starts every task that is not running and waits until all of them answer; on
+        ports it picked, once more on others where another process took one first."""
+        for attempt in range(_PICKS):
+            try:
+                return super().start()
+            except UnavailableError as err:
+                if self._picked is None or CANNOT_BIND not in err.message \
+                        or attempt == _PICKS - 1:
+                    raise
+            self.spec = ClusterSpec(addresses(*self._picked))
+            self._requested = self.spec.as_dict()
+            for task in self.tasks:
+                task.move_to(self.spec.task_address(task.job, task.index))
 
 
 def addresses(spec_or_counts, host="127.0.0.1", ports=None, port_base=None):

@@ -171,6 +171,38 @@ def test_a_port_another_process_answers_on_does_not_pass_for_the_task():
             LocalCluster({"ps": 1}, ports=[other.getsockname()[1]], progress=False)
 
 
+def test_a_cluster_on_ports_it_picked_picks_again_when_one_is_taken(monkeypatch):
+    """The same race on ports the cluster picked itself: it starts on others."""
+    from dtfnb.launch import cluster as launching
+
+    picks = []
+
+    def pick(n):   # the first pick's first port is taken before its task binds it
+        addresses = real_pick(n)
+        if not picks:
+            addresses[0] = f"127.0.0.1:{other.getsockname()[1]}"
+        picks.append(addresses)
+        return addresses
+
+    real_pick = launching.local_addresses
+    monkeypatch.setattr(launching, "local_addresses", pick)
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        with LocalCluster({"ps": 1, "worker": 1}, progress=False) as cluster:
+            assert len(picks) == 2
+            assert cluster.spec.as_dict() == {"ps": picks[1][:1], "worker": picks[1][1:]}
+            assert "cannot bind" in cluster.logs("ps")
+            with tf.Graph().as_default():
+                with tf.device("/job:ps/task:0"):
+                    v = tf.Variable(1.0)
+                with tf.device("/job:worker/task:0"):
+                    doubled = v * 2
+                with tf.Session(cluster.target("worker")) as sess:
+                    sess.run(v.initializer)
+                    assert sess.run(doubled) == 2.0
+
+
 def test_tasks_end_with_their_fork_server_and_a_new_one_takes_over():
     cluster = LocalCluster({"worker": 2}, progress=False)
     pids = [cluster.pid("worker", i) for i in range(2)]

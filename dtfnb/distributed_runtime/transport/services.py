@@ -15,6 +15,7 @@ from dtfnb.base.errors import (
     OpError,
     from_code,
 )
+from dtfnb.distributed_runtime.cluster import CANNOT_BIND
 from dtfnb.distributed_runtime.transport import rpc, shm, streams, unix, wire
 from dtfnb.protos import config_pb2, master_pb2, worker_pb2
 from dtfnb.runtime.nodes import check_registered, nodes_from_graph_def
@@ -490,7 +491,7 @@ def start_server(address, master, worker, security, extra_handlers=()):
     if not port:
         server.stop(None)
         pool.shutdown()
-        raise from_code(UNAVAILABLE, f"Could not start gRPC server: cannot bind {address} "
+        raise from_code(UNAVAILABLE, f"Could not start gRPC server: {CANNOT_BIND} {address} "
                         "(is the port in use?)")
     local_server = _start_local(f"{address.rpartition(':')[0]}:{port}",
                                 {**master_methods, **worker_methods}, security)
