@@ -15,7 +15,7 @@ from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from dtfnb.ops import array_ops, check_ops, math_ops, random_ops, slicing_ops, unary_ops
 from dtfnb.ops.building import check_type, graph_of, make_op, make_tensor, op_scope
-from dtfnb.ops.shape_util import shape_error
+from dtfnb.ops.shape_util import broadcast_shape, shape_error
 
 
 def _same_shape(op):
@@ -221,10 +221,21 @@ def _log_softmax_grad(op, grad):
 # -- cross entropies ------------------------------------------------------------------
 
 def _xent_shape(op):
-    logits, labels = op.inputs
-    shape = logits.shape.merge_with(labels.shape)
-    loss = shape[:-1] if shape.ndims is not None else unknown_shape()
-    return [loss, shape]
+    """As TensorFlow's: matrices of one shape, else (labels broadcast to the logits, say)
+    their broadcast, which must be a matrix."""
+    logits, labels = (t.shape for t in op.inputs)
+    if logits.ndims in (None, 2) and labels.is_compatible_with(logits):
+        shape = logits.merge_with(labels).with_rank(2)
+        return [shape[:1], shape]
+    try:
+        shape = broadcast_shape(logits, labels)
+    except ValueError as err:
+        raise shape_error(op, str(err)) from None
+    if shape.ndims is None:
+        raise shape_error(op, "Shape must be broadcasted with rank 2, but is rank is unknown.")
+    if shape.ndims != 2:
+        raise shape_error(op, f"Shape must be broadcasted with rank 2, but is rank {shape.ndims}")
+    return [shape[:1], shape]
 
 
 def _sparse_xent_shape(op):
@@ -257,23 +268,52 @@ def _broadcast_mul(vec, mat):
 
 def softmax_cross_entropy_with_logits_v2(_sentinel=None, labels=None, logits=None, dim=-1,
                                          name=None, axis=None):
-    """-sum(labels * log_softmax(logits)) along `axis`; gradients flow into labels too."""
+    """-sum(labels * log_softmax(logits)) along `axis`; gradients flow into labels too.
+
+    As TensorFlow builds it: float16 and bfloat16 logits computed in float32, `axis` moved
+    last, both flattened to matrices for the op, the loss reshaped back."""
     _ensure_xent_args("softmax_cross_entropy_with_logits", _sentinel, labels, logits)
     axis = dim if axis is None else axis
     graph = graph_of(logits, labels)
     with graph.as_default(), graph.name_scope(name or "softmax_cross_entropy_with_logits") \
             as scope:
         logits = convert_to_tensor(logits, name="logits")
-        labels = convert_to_tensor(labels, dtype=logits.dtype.base_dtype, name="labels")
-        ndims = logits.shape.ndims
-        if ndims == 0:
-            raise ValueError(f"Logits cannot be scalars - received shape {logits.shape}.")
-        if axis != -1 and not (ndims is not None and axis == ndims - 1):
-            logits, labels = _move_axis(logits, axis, True), _move_axis(labels, axis, True)
-        dtype = logits.dtype.base_dtype
-        op = make_op("SoftmaxCrossEntropyWithLogits", [logits, labels], [dtype, dtype],
-                     name=scope, attrs={"T": dtype})
-        return op.outputs[0]
+        labels = convert_to_tensor(labels, name="labels")
+        narrow = logits.dtype.base_dtype in (dtypes.float16, dtypes.bfloat16)
+        precise = math_ops.cast(logits, dtypes.float32) if narrow else logits
+        labels = math_ops.cast(labels, precise.dtype)
+        rank = array_ops.rank(precise)
+        shape = logits.shape
+        if axis != -1:
+            precise, labels = (_move_dim_to_end(t, axis, rank) for t in (precise, labels))
+        input_shape = array_ops.shape(precise)
+        precise, labels = _flatten_outer_dims(precise), _flatten_outer_dims(labels)
+        dtype = precise.dtype.base_dtype
+        cost = make_op("SoftmaxCrossEntropyWithLogits", [precise, labels], [dtype, dtype],
+                       name=scope, attrs={"T": dtype}).outputs[0]
+        output_shape = slicing_ops.slice(input_shape, [0], [math_ops.subtract(rank, 1)])
+        cost = array_ops.reshape(cost, output_shape)
+        if shape.ndims is not None:
+            dims = shape.as_list()
+            del dims[axis]
+            cost.set_shape(dims)
+        return math_ops.cast(cost, logits.dtype) if narrow else cost
+
+
+def _move_dim_to_end(tensor, axis, rank):
+    return slicing_ops.transpose(tensor, array_ops.concat(
+        [math_ops.range(axis), math_ops.range(axis + 1, rank), [axis]], 0))
+
+
+def _flatten_outer_dims(x):
+    """`x` as a matrix of its last dim's columns, its static shape kept where known."""
+    rank = array_ops.rank(x)
+    last = slicing_ops.slice(array_ops.shape(x), [math_ops.subtract(rank, 1)], [1])
+    out = array_ops.reshape(x, array_ops.concat([[-1], last], 0))
+    dims = x.shape.as_list() if x.shape.ndims is not None else None
+    if dims is not None and None not in dims[:-1]:
+        out.set_shape([int(np.prod(dims[:-1], dtype=np.int64)), dims[-1]])
+    return out
 
 
 def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, dim=-1,

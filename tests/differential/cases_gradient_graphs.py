@@ -160,3 +160,29 @@ def where_v2_broadcasts(tf):
 
 
 CASES["where_v2_broadcasts"] = where_v2_broadcasts
+
+
+def dense_cross_entropy(tf):
+    """softmax_cross_entropy_with_logits(_v2), TensorFlow's graph: the logits and labels
+    flattened to matrices for the op (moved to put `axis` last, cast up from float16),
+    the loss reshaped back; values, gradients into both, shapes and errors."""
+    x = np.array([[1.5, -2.0, 0.0], [3.0, 0.5, -1.0]], np.float32)
+    logits = tf.placeholder(tf.float32, [None, 3], name="logits")
+    labels = tf.placeholder(tf.float32, [None, 3], name="labels")
+    a = tf.nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits)
+    b = tf.nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits, axis=0)
+    c = tf.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+    d = tf.nn.softmax_cross_entropy_with_logits_v2(labels=[[0.0, 1.0, 0.0]], logits=x)
+    e = tf.nn.softmax_cross_entropy_with_logits_v2(labels=[[0.5, 0.5]],
+                                                   logits=tf.constant(x[:, :2], tf.float16))
+    grads = tf.gradients(a + b, [logits, labels])
+    feed = {logits: x, labels: [[0.2, 0.3, 0.5], [1.0, 0.0, 0.0]]}
+    with tf.Session() as sess:
+        values = sess.run([a, b, c, d, e, grads], feed)
+    return (values, [t.shape.as_list() for t in (a, b, c, d, e)],
+            node_defs(tf.get_default_graph()),
+            outcome(tf.nn.softmax_cross_entropy_with_logits_v2, labels=[[1.0, 0.0]], logits=x),
+            outcome(tf.nn.softmax_cross_entropy_with_logits_v2, labels=1.0, logits=2.0))
+
+
+CASES["dense_cross_entropy"] = dense_cross_entropy
