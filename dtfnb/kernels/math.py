@@ -304,8 +304,8 @@ def _arg(op_type, fn_name):
             raise InvalidArgumentError(None, None, f"Expected dimension in the range "
                                        f"[{-x.ndim}, {x.ndim}), but got {axis}")
         if x.shape[axis] == 0:
-            raise InvalidArgumentError(None, None, "Reduction axis 0 is empty in shape "
-                                       f"{list(x.shape)}")
+            raise InvalidArgumentError(None, None, f"Reduction axis {axis} is empty in shape "
+                                       f"{dims_string(x.shape)}")
         return _out(ctx, getattr(ctx.xp, fn_name)(x, axis=axis))
 
     kernel.__name__ = f"_{op_type.lower()}"

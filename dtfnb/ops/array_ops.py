@@ -22,6 +22,7 @@ from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import constant_op
 from dtfnb.ops.building import (
     binary_inputs,
+    check_type,
     contains_tensor,
     graph_of,
     int_tensor,
@@ -32,6 +33,7 @@ from dtfnb.ops.building import (
 from dtfnb.ops.shape_util import (
     constant_value,
     format_shape,
+    merge_shapes,
     normalize_axis,
     shape_error,
     shape_value,
@@ -126,20 +128,21 @@ for _op in ("Shape", "Size", "Rank"):
 
 
 def _shape_like(op_type, input, name, out_type, optimize):  # noqa: A002
-    value = convert_to_tensor(input)
-    static = value.shape
-    if optimize:  # as TensorFlow 1 does: a static answer is a constant
-        if op_type == "Shape" and static.is_fully_defined():
-            return constant_op.constant(static.as_list(), out_type, name=name or op_type)
-        if op_type == "Size" and static.is_fully_defined():
-            return constant_op.constant(static.num_elements(), out_type, name=name or op_type)
-        if op_type == "Rank" and static.ndims is not None:
-            return constant_op.constant(static.ndims, dtypes.int32, name=name or op_type)
-    attrs = {"T": value.dtype.base_dtype}
-    if op_type != "Rank":
-        attrs["out_type"] = dtypes.as_dtype(out_type)
-    return make_tensor(op_type, [value], dtypes.as_dtype(out_type), name=name or op_type,
-                       attrs=attrs)
+    with op_scope(op_type, name, input) as scope:   # a value converts in it, as "Rank/Const"
+        value = convert_to_tensor(input)
+        static = value.shape
+        if optimize:  # as TensorFlow 1 does: a static answer is a constant
+            if op_type == "Shape" and static.is_fully_defined():
+                return constant_op.constant(static.as_list(), out_type, name=scope)
+            if op_type == "Size" and static.is_fully_defined():
+                return constant_op.constant(static.num_elements(), out_type, name=scope)
+            if op_type == "Rank" and static.ndims is not None:
+                return constant_op.constant(static.ndims, dtypes.int32, name=scope)
+        attrs = {"T": value.dtype.base_dtype}
+        if op_type != "Rank":
+            attrs["out_type"] = dtypes.as_dtype(out_type)
+        return make_tensor(op_type, [value], dtypes.as_dtype(out_type), name=scope,
+                           attrs=attrs)
 
 
 def shape(input, name=None, out_type=dtypes.int32, optimize=True):  # noqa: A002
@@ -345,15 +348,29 @@ define_op("Pack", _pack_shape)
 
 
 def stack(values, axis=0, name="stack"):
-    """Packs tensors of one shape into one tensor of rank + 1 (a constant if none is a Tensor)."""
+    """Packs tensors of one shape into one tensor of rank + 1, as TensorFlow's stack builds
+    it: along axis 0, the list converted as a whole where it converts (a constant, or
+    autopacking's Pack); else a Pack of the values, each converted in its scope."""
+    if axis == 0:
+        try:
+            return convert_to_tensor(values, name=name)
+        except (TypeError, ValueError):
+            pass   # values that do not convert as one list (numpy arrays, say)
     values = list(values)
-    if not any(isinstance(v, Tensor) or hasattr(v, "_variable") for v in values):
-        return constant_op.constant(values, name=name)  # TensorFlow folds these too
-    first = next(v for v in values if isinstance(v, Tensor) or hasattr(v, "_variable"))
-    dtype = convert_to_tensor(first).dtype.base_dtype
-    values = [convert_to_tensor(v, dtype=dtype) for v in values]
-    return make_tensor("Pack", values, dtype, name=name,
-                       attrs={"T": dtype, "N": len(values), "axis": int(axis)})
+    # TensorFlow converts the first value on its own, for its rank (a value: a Const left
+    # unused, which takes the name).
+    shape = convert_to_tensor(values[0], name=name).shape
+    if shape.ndims is not None and not -shape.ndims - 1 <= axis <= shape.ndims:
+        raise ValueError(f"Argument `axis` = {axis} not in range "
+                         f"[{-shape.ndims - 1}, {shape.ndims + 1})")
+    tensors = [v for v in values if isinstance(v, Tensor) or hasattr(v, "_variable")]
+    dtype = convert_to_tensor(tensors[0]).dtype.base_dtype if tensors else None
+    with op_scope("Pack", name, values) as scope:
+        values = [convert_to_tensor(v, dtype=dtype, name=f"values_{i}")
+                  for i, v in enumerate(values)]
+        dtype = values[0].dtype.base_dtype
+        return make_tensor("Pack", values, dtype, name=scope,
+                           attrs={"T": dtype, "N": len(values), "axis": int(axis)})
 
 
 @RegisterGradient("Pack")
@@ -418,36 +435,35 @@ def unique(x, out_idx=dtypes.int32, name=None):
 
 
 def _concat_shape(op):
+    """As TensorFlow's: every input of the first's rank; the dims before the axis, and
+    those after, merged across the inputs; the axis's dims summed."""
     values, axis_t = op.inputs[:-1], op.inputs[-1]
     shapes = [t.shape for t in values]
     known = [s for s in shapes if s.ndims is not None]
+    axis = constant_value(axis_t)
+    computed = None if axis is None else {len(values): axis}
     if not known:
         return [unknown_shape()]
     ndims = known[0].ndims
     for s in known:
         if s.ndims != ndims:
             raise shape_error(op, f"Shape must be rank {ndims} but is rank {s.ndims}")
-    axis = constant_value(axis_t)
     if axis is None:
         return [unknown_shape(ndims)]
     axis = normalize_axis(op, int(axis), ndims)
-    out = [None] * ndims
+    before = after = None
     total = 0
     for s in shapes:
-        if s.ndims is None:
-            total = None
+        dims = s.as_list() if s.ndims is not None else [None] * ndims
+        total = None if total is None or dims[axis] is None else total + dims[axis]
+        parts = TensorShape(dims[:axis]), TensorShape(dims[axis + 1:])
+        if before is None:
+            before, after = parts
             continue
-        for i, d in enumerate(s.as_list()):
-            if i == axis:
-                total = None if total is None or d is None else total + d
-            elif d is not None:
-                if out[i] is not None and out[i] != d:
-                    raise shape_error(op, f"Dimension {i} in both shapes must be equal, but "
-                                          f"are {out[i]} and {d}. Shapes are "
-                                          f"{format_shape(known[0])} and {format_shape(s)}.")
-                out[i] = d
-    out[axis] = total
-    return [TensorShape(out)]
+        before, after = (merge_shapes(op, merged, part, computed)
+                         for merged, part in ((before, parts[0]), (after, parts[1])))
+    return [TensorShape(before.as_list() + [total] + after.as_list())]
+
 
 
 define_op("ConcatV2", _concat_shape)
@@ -463,7 +479,8 @@ def concat(values, axis, name="concat"):
     first = next((v for v in values if isinstance(v, Tensor) or hasattr(v, "_variable")), None)
     dtype = None if first is None else convert_to_tensor(first).dtype.base_dtype
     with op_scope("ConcatV2", name, values) as scope:
-        values = [convert_to_tensor(v, dtype=dtype) for v in values]
+        values = [convert_to_tensor(v, dtype=dtype, name=f"values_{i}")
+                  for i, v in enumerate(values)]
         dtype = values[0].dtype.base_dtype
         axis = int_tensor(axis, name="axis")
         return make_tensor("ConcatV2", values + [axis], dtype, name=scope,
@@ -546,7 +563,9 @@ def _split_shape(op):
     if dims[axis] is not None:
         if dims[axis] % num:
             raise shape_error(op, f"Dimension size must be evenly divisible by {num} but is "
-                                  f"{dims[axis]}")
+                                  f"{dims[axis]}\n\tNumber of ways to split should evenly "
+                                  "divide the split dimension",
+                              computed={0: constant_value(axis_t)})
         dims[axis] //= num
     return [TensorShape(dims)] * num
 
@@ -581,13 +600,13 @@ define_op("SplitV", _split_v_shape)
 
 def split(value, num_or_size_splits, axis=0, num=None, name="split"):
     """Splits into `num_or_size_splits` equal parts (an int) or parts of the given sizes."""
-    value = convert_to_tensor(value)
-    dtype = value.dtype.base_dtype
     if isinstance(num_or_size_splits, (int, np.integer)) and not isinstance(
             num_or_size_splits, bool):
         n = int(num_or_size_splits)
         with op_scope("Split", name, value) as scope:
             axis = int_tensor(axis, name="split_dim")
+            value = convert_to_tensor(value, name="value")
+            dtype = value.dtype.base_dtype
             return make_op("Split", [axis, value], [dtype] * n, name=scope,
                            attrs={"T": dtype, "num_split": n}).outputs
     sizes = int_tensor(num_or_size_splits)
@@ -597,6 +616,8 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
             raise ValueError(f"Cannot infer num from shape {sizes.shape}")
         num = n
     with op_scope("SplitV", name, value) as scope:
+        value = convert_to_tensor(value, name="value")
+        dtype = value.dtype.base_dtype
         axis = int_tensor(axis, name="split_dim")
         return make_op("SplitV", [value, sizes, axis], [dtype] * int(num), name=scope,
                        attrs={"T": dtype, "num_split": int(num), "Tlen": sizes.dtype}).outputs
@@ -734,6 +755,8 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
                    else convert_to_tensor(t, dtype=dtype)
                    for t, default, arg in zip(given, (1, 0), ("on_value", "off_value")))
         indices = convert_to_tensor(indices, name="indices")
+        check_type(indices.dtype, (dtypes.uint8, dtypes.int8, dtypes.int32, dtypes.int64),
+                   "indices")
         depth = int_tensor(depth, name="depth")
         return make_tensor("OneHot", [indices, depth, on, off], dtype, name=scope,
                            attrs={"T": dtype, "TI": indices.dtype.base_dtype,

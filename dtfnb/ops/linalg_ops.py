@@ -2,7 +2,7 @@
 
 from dtfnb.base.shapes import TensorShape, unknown_shape
 from dtfnb.framework.registry import RegisterGradient, define_op
-from dtfnb.ops.building import binary_inputs, make_tensor
+from dtfnb.ops.building import binary_inputs, make_tensor, op_scope
 from dtfnb.ops.shape_util import shape_error
 
 
@@ -39,14 +39,15 @@ define_op("BatchMatMul", _matmul_shape)
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
            a_is_sparse=False, b_is_sparse=False, name=None):
     """Matrix product of the two innermost dimensions; BatchMatMul when rank > 2."""
-    a, b = binary_inputs(a, b, "MatMul", ("a", "b"))
-    ta, tb = bool(transpose_a or adjoint_a), bool(transpose_b or adjoint_b)
-    if (a.shape.ndims or 2) > 2 or (b.shape.ndims or 2) > 2:
-        return make_tensor("BatchMatMul", [a, b], a.dtype.base_dtype, name=name or "MatMul",
-                           attrs={"T": a.dtype.base_dtype, "adj_x": ta, "adj_y": tb})
-    return make_tensor("MatMul", [a, b], a.dtype.base_dtype, name=name or "MatMul",
-                       attrs={"T": a.dtype.base_dtype, "transpose_a": ta, "transpose_b": tb,
-                              "grad_a": False, "grad_b": False})
+    with op_scope("MatMul", name, a, b) as scope:   # values convert as "MatMul/a", "MatMul/b"
+        a, b = binary_inputs(a, b, "MatMul", ("a", "b"))
+        ta, tb = bool(transpose_a or adjoint_a), bool(transpose_b or adjoint_b)
+        if (a.shape.ndims or 2) > 2 or (b.shape.ndims or 2) > 2:
+            return make_tensor("BatchMatMul", [a, b], a.dtype.base_dtype, name=scope,
+                               attrs={"T": a.dtype.base_dtype, "adj_x": ta, "adj_y": tb})
+        return make_tensor("MatMul", [a, b], a.dtype.base_dtype, name=scope,
+                           attrs={"T": a.dtype.base_dtype, "transpose_a": ta,
+                                  "transpose_b": tb, "grad_a": False, "grad_b": False})
 
 
 def _matmul_grads(a, b, grad, ta, tb, mm):

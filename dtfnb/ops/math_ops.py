@@ -34,7 +34,6 @@ from dtfnb.ops.shape_util import (
     broadcast_shape,
     constant_value,
     format_shape,
-    normalize_axis,
     shape_error,
     shape_value,
 )
@@ -438,9 +437,14 @@ def _select_v2_grad(op, grad):
 
 # -- reductions -----------------------------------------------------------------------
 
-def _reduced_dims(op, dims, axes, keep):
+def _reduced_dims(op, dims, axes, keep, out_of_range):
+    """`dims` less (or, kept, 1 for) those `axes` name; `out_of_range(axis, rank)` is the
+    shape function's words for an axis the rank does not have."""
     rank = len(dims)
-    axes = {normalize_axis(op, int(a), rank) for a in np.reshape(axes, -1)}
+    for a in np.reshape(axes, -1).tolist():
+        if not -rank <= a < max(rank, 1):
+            raise shape_error(op, out_of_range(a, rank), computed={1: axes})
+    axes = {int(a) % max(rank, 1) for a in np.reshape(axes, -1)}
     if keep:
         return [1 if i in axes else d for i, d in enumerate(dims)]
     return [d for i, d in enumerate(dims) if i not in axes]
@@ -454,7 +458,9 @@ def _reduction_shape(op):
         return [unknown_shape()]
     if axes is None:
         return [unknown_shape(x.ndims) if keep else unknown_shape()]
-    return [TensorShape(_reduced_dims(op, x.as_list(), axes, keep))]
+    return [TensorShape(_reduced_dims(
+        op, x.as_list(), axes, keep,
+        lambda a, rank: f"Invalid reduction dimension {a} for input with {rank} dimensions."))]
 
 
 _REDUCTIONS = ("Sum", "Mean", "Max", "Min", "Prod", "Any", "All")
@@ -465,7 +471,9 @@ NotDifferentiable("All")
 
 
 def _all_axes(x):
-    if x.shape.ndims:   # as TensorFlow: a scalar's (rank 0) also from its Rank
+    """TensorFlow's _ReductionDims: a constant for a tensor of known rank (but 0), else a
+    range to its Rank (a value, not yet a tensor, converts there first)."""
+    if isinstance(x, Tensor) and x.shape.ndims:
         return constant_op.constant(np.arange(x.shape.ndims, dtype=np.int32))
     return _range(0, array_ops.rank(x), 1)
 
@@ -475,11 +483,11 @@ def _reduce(op_type, input_tensor, axis, keepdims, name, reduction_indices, keep
         keepdims = keep_dims
     if axis is None:
         axis = reduction_indices
-    x = convert_to_tensor(input_tensor)
-    if op_type in ("Any", "All"):
-        check_type(x.dtype, (dtypes.bool_,), "input")
-    all_axes = _all_axes(x) if axis is None else None  # made outside the op's scope
-    with op_scope(op_type, name, x) as scope:
+    all_axes = _all_axes(input_tensor) if axis is None else None  # outside the op's scope
+    with op_scope(op_type, name, input_tensor) as scope:
+        x = convert_to_tensor(input_tensor, name="input")
+        if op_type in ("Any", "All"):
+            check_type(x.dtype, (dtypes.bool_,), "input")
         if isinstance(axis, (list, tuple)) and not axis:
             # TensorFlow's op helper first makes an empty list a float32 constant, then,
             # that type refused, an int32 one: both are in its graph.
@@ -652,7 +660,10 @@ def _arg_shape(op):
     axis = constant_value(op.inputs[1])
     if x.ndims is None or axis is None:
         return [unknown_shape()]
-    return [TensorShape(_reduced_dims(op, x.as_list(), axis, False))]
+    return [TensorShape(_reduced_dims(
+        op, x.as_list(), axis, False,
+        lambda a, rank: f"Dimension ({a}) must be in the range [{-rank}, {rank}), where "
+                        f"{rank} is the number of dimensions in the input."))]
 
 
 define_op("ArgMax", _arg_shape)

@@ -125,16 +125,41 @@ def format_shape(shape):
     return "[" + ",".join("?" if d is None else str(d) for d in shape.as_list()) + "]"
 
 
-def shape_error(op, message, partial_shapes=None):
+def shape_error(op, message, partial_shapes=None, computed=None):
     """The ValueError TensorFlow raises for a shape function's `message` about `op`;
     `partial_shapes` maps an input's index to the shape the function read from its value
-    (as Reshape reads its target), which TensorFlow lists too."""
+    (as Reshape reads its target), `computed` to the value itself (as a reduction reads
+    its axes), which TensorFlow lists too."""
     shapes = ", ".join(format_shape(t.shape) for t in op.inputs)
     read = ""
+    if computed:
+        read = " and with computed input tensors: " + ", ".join(
+            f"input[{i}] = <{_summary(value)}>" for i, value in sorted(computed.items()))
     if partial_shapes:
-        read = " and with input tensors computed as partial shapes: " + ", ".join(
+        read += " and with input tensors computed as partial shapes: " + ", ".join(
             f"input[{i}] = {format_shape(shape)}" for i, shape in sorted(partial_shapes.items()))
     return ValueError(f"{message} for '{summarize_node(op)}' with input shapes: {shapes}{read}.")
+
+
+def _summary(value):
+    """A value as TensorFlow's SummarizeValue writes it: its first 10 elements, spaced."""
+    flat = np.reshape(value, -1).tolist()
+    return " ".join(str(v) for v in flat[:10]) + ("..." if len(flat) > 10 else "")
+
+
+def merge_shapes(op, a, b, computed=None):
+    """TensorShapes `a` and `b` merged, or the error TensorFlow's shape functions raise
+    where they differ (`computed`: as for shape_error)."""
+    if a.ndims is not None and b.ndims is not None:
+        if a.ndims != b.ndims:
+            raise shape_error(op, f"Shapes must be equal rank, but are {a.ndims} and {b.ndims}",
+                              computed=computed)
+        for i, (x, y) in enumerate(zip(a.as_list(), b.as_list())):
+            if x is not None and y is not None and x != y:
+                raise shape_error(op, f"Dimension {i} in both shapes must be equal, but are "
+                                      f"{x} and {y}. Shapes are {format_shape(a)} and "
+                                      f"{format_shape(b)}.", computed=computed)
+    return a.merge_with(b)
 
 
 def normalize_axis(op, axis, rank):

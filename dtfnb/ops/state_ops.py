@@ -6,19 +6,19 @@ from dtfnb.base.shapes import as_shape, scalar
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import NotDifferentiable, define_op
 from dtfnb.ops.building import check_type, make_tensor, op_scope
-from dtfnb.ops.shape_util import format_shape, shape_error
+from dtfnb.ops.shape_util import format_shape, merge_shapes, shape_error
 
 
-def _same_as_input(op):
-    return [op.inputs[0].shape]
+def _merged_inputs(op):
+    return [merge_shapes(op, op.inputs[0].shape, op.inputs[1].shape)]
 
 
 define_op("VariableV2", lambda op: [op._raw_attr("shape")], stateful=True)
 define_op("Assign", lambda op: [op.inputs[1].shape if not op.get_attr("validate_shape")
-                                else op.inputs[0].shape.merge_with(op.inputs[1].shape)],
+                                else merge_shapes(op, op.inputs[0].shape, op.inputs[1].shape)],
           stateful=True, ref_inputs=True)
-define_op("AssignAdd", _same_as_input, stateful=True, ref_inputs=True)
-define_op("AssignSub", _same_as_input, stateful=True, ref_inputs=True)
+define_op("AssignAdd", _merged_inputs, stateful=True, ref_inputs=True)
+define_op("AssignSub", _merged_inputs, stateful=True, ref_inputs=True)
 define_op("IsVariableInitialized", lambda op: [scalar()], stateful=True, ref_inputs=True)
 define_op("CountUpTo", lambda op: [scalar()], stateful=True, ref_inputs=True)
 # Sparse updates of a ref: rows `indices` of the variable combined with `updates`.
@@ -76,9 +76,6 @@ def _update(op_type, ref, value, name, attrs):
     # As TensorFlow's op builders do, a Python value becomes a constant in the op's scope.
     with op_scope(op_type, name, ref) as scope:
         value = convert_to_tensor(value, dtype=ref.dtype.base_dtype, name="value")
-        if op_type != "Assign" or attrs.get("validate_shape", True):
-            if not ref.shape.is_compatible_with(value.shape) and op_type != "Assign":
-                raise ValueError(f"Shapes {ref.shape} and {value.shape} are incompatible")
         return make_tensor(op_type, [ref, value], ref.dtype, name=scope,
                            attrs={"T": ref.dtype.base_dtype, **attrs})
 
@@ -88,12 +85,7 @@ def assign(ref, value, validate_shape=None, use_locking=None, name=None):
     if _assigns_itself(ref):
         return ref.assign(value, name=name)
     validate = True if validate_shape is None else bool(validate_shape)
-    ref_tensor = getattr(ref, "_variable", ref)
-    value_tensor = convert_to_tensor(value, dtype=ref_tensor.dtype.base_dtype)
-    if validate and not ref_tensor.shape.is_compatible_with(value_tensor.shape):
-        raise ValueError(f"Dimensions must be equal, but are {ref_tensor.shape} and "
-                         f"{value_tensor.shape} for '{name or 'Assign'}' (op: 'Assign')")
-    return _update("Assign", ref, value_tensor, name,
+    return _update("Assign", ref, value, name,
                    # Assign's own default, unlike AssignAdd's, is to lock.
                    {"validate_shape": validate,
                     "use_locking": True if use_locking is None else bool(use_locking)})

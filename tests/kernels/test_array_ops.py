@@ -186,7 +186,9 @@ def test_concat_shapes_and_errors():
     p = tf.placeholder(tf.float32, [None, 3])
     assert tf.concat([p, tf.ones([2, 3])], 0).shape.as_list() == [None, 3]
     assert tf.concat([tf.ones([1, 3]), tf.ones([2, 3])], 0).shape == (3, 3)
-    with pytest.raises(ValueError, match="Dimension 1 in both shapes must be equal"):
+    # TensorFlow merges the dims after the axis ([3] and [2]): its dim 0 differs.
+    with pytest.raises(ValueError, match=r"Dimension 0 in both shapes must be equal, but are "
+                                         r"3 and 2\. Shapes are \[3\] and \[2\]"):
         tf.concat([tf.ones([2, 3]), tf.ones([2, 2])], 0)
     q = tf.placeholder(tf.float32)
     with tf.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError,
