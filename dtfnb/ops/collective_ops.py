@@ -31,7 +31,7 @@ def _gathered_shape(op):
 define_op("CollectiveReduce", _input_shape, stateful=True)
 define_op("CollectiveGather", _gathered_shape, stateful=True)
 define_op("CollectiveBcastSend", _input_shape, stateful=True)
-define_op("CollectiveBcastRecv", lambda op: [op.get_attr("shape")], stateful=True)
+define_op("CollectiveBcastRecv", lambda op: [op._raw_attr("shape")], stateful=True)
 
 
 def _check_group_size(group_size, least, op):
