@@ -441,10 +441,11 @@ def _reduced_dims(op, dims, axes, keep, out_of_range):
     """`dims` less (or, kept, 1 for) those `axes` name; `out_of_range(axis, rank)` is the
     shape function's words for an axis the rank does not have."""
     rank = len(dims)
-    for a in np.reshape(axes, -1).tolist():
+    named = np.reshape(axes, -1).tolist()
+    for a in named:
         if not -rank <= a < max(rank, 1):
             raise shape_error(op, out_of_range(a, rank), computed={1: axes})
-    axes = {int(a) % max(rank, 1) for a in np.reshape(axes, -1)}
+    axes = {a % max(rank, 1) for a in named}
     if keep:
         return [1 if i in axes else d for i, d in enumerate(dims)]
     return [d for i, d in enumerate(dims) if i not in axes]

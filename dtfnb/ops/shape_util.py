@@ -6,7 +6,7 @@ Every op family reads these, so they sit below all of them and import none.
 
 import numpy as np
 
-from dtfnb.base.shapes import TensorShape, as_shape, unknown_shape
+from dtfnb.base.shapes import TensorShape, unknown_shape
 from dtfnb.framework.node_summary import summarize_node
 
 
@@ -150,7 +150,6 @@ def _summary(value):
 def merge_shapes(op, a, b, computed=None):
     """TensorShapes `a` and `b` merged, or the error TensorFlow's shape functions raise
     where they differ (`computed`: as for shape_error)."""
-    a, b = as_shape(a), as_shape(b)
     if a.ndims is not None and b.ndims is not None:
         if a.ndims != b.ndims:
             raise shape_error(op, f"Shapes must be equal rank, but are {a.ndims} and {b.ndims}",
