@@ -53,8 +53,9 @@ from dtfnb.framework.api import (
 from dtfnb.ops.variables import report_uninitialized_variables
 from dtfnb.framework.gradients import gradients
 from dtfnb.ops.array_ops import (
-    concat, expand_dims, fill, newaxis, ones, ones_like, rank, reshape, shape, shape_n, size,
-    split, squeeze, stack, stop_gradient, unique, unstack, where, zeros, zeros_like, one_hot)
+    expand_dims, fill, newaxis, ones, ones_like, rank, reshape, shape, size, squeeze,
+    stop_gradient, unique, where, where_v2, zeros, zeros_like, one_hot)
+from dtfnb.ops.joining_ops import concat, shape_n, split, stack, unstack
 from dtfnb.ops.slicing_ops import (
     boolean_mask, gather, invert_permutation, pad, segment_sum, slice, sparse_segment_mean,
     sparse_segment_sqrt_n, sparse_segment_sum, strided_slice, tile, transpose,
@@ -65,7 +66,7 @@ from dtfnb.ops.math_ops import (
     logical_or, logical_xor, maximum, minimum, mod, multiply, not_equal, pow, range, realdiv,
     reduce_all, reduce_any, reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum,
     squared_difference, subtract, to_double, to_float, to_int32, to_int64, truediv,
-    truncatediv, truncatemod, where_v2)
+    truncatediv, truncatemod)
 from dtfnb.ops.unary_ops import (
     abs, ceil, cos, exp, floor, log, log1p, negative, reciprocal, round, rsqrt, sign, sin, sqrt,
     square)

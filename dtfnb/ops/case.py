@@ -7,10 +7,10 @@ import functools
 from dtfnb.base import dtypes
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.tensor import Tensor
-from dtfnb.ops.array_ops import stack
 from dtfnb.ops.building import graph_of
 from dtfnb.ops.check_ops import Assert
 from dtfnb.ops.cond import cond
+from dtfnb.ops.joining_ops import stack
 from dtfnb.ops.math_ops import cast, less_equal, reduce_sum
 
 

@@ -4,7 +4,7 @@ import collections.abc
 
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.indexed_slices import IndexedSlices
-from dtfnb.ops import array_ops, math_ops, unary_ops
+from dtfnb.ops import array_ops, joining_ops, math_ops, unary_ops
 from dtfnb.ops.building import graph_of
 
 
@@ -38,7 +38,7 @@ def global_norm(t_list, name=None):
               for t in t_list if t is not None]
     with graph_of(values).name_scope(name or "global_norm") as scope:
         squares = [math_ops.reduce_sum(unary_ops.square(v)) for v in values]
-        total = math_ops.reduce_sum(array_ops.stack(squares))
+        total = math_ops.reduce_sum(joining_ops.stack(squares))
         return unary_ops.sqrt(total, name=scope)
 
 

@@ -18,8 +18,8 @@ from dtfnb.framework.indexed_slices import IndexedSlices
 from dtfnb.framework.random_seed import get_seed
 from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from dtfnb.ops import array_ops
-from dtfnb.ops.array_ops import stack
 from dtfnb.ops.building import make_op, make_tensor
+from dtfnb.ops.joining_ops import stack
 from dtfnb.ops.shape_util import constant_value, shape_error
 from dtfnb.ops.slicing_ops import gather, unsorted_segment_sum
 

@@ -15,7 +15,15 @@ from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.graph import get_default_graph
 from dtfnb.framework.sparse_tensor import SparseTensor
 from dtfnb.framework.tensor import Tensor
-from dtfnb.ops import array_ops, clip_ops, data_flow_ops, math_ops, slicing_ops, unary_ops
+from dtfnb.ops import (
+    array_ops,
+    clip_ops,
+    data_flow_ops,
+    joining_ops,
+    math_ops,
+    slicing_ops,
+    unary_ops,
+)
 from dtfnb.ops.building import op_scope
 from dtfnb.ops.slicing_ops import gather
 from dtfnb.ops.variables import Variable
@@ -84,7 +92,7 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_
                     else:
                         with graph.colocate_with(p.op):
                             sizes.append(array_ops.shape(p)[0])
-                total = math_ops.reduce_sum(math_ops.cast(array_ops.stack(sizes),
+                total = math_ops.reduce_sum(math_ops.cast(joining_ops.stack(sizes),
                                                           flat_ids.dtype))
             per_part = total // n
             extras = total % n
@@ -111,7 +119,7 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_
         else:
             with graph.colocate_with(params[0].op):
                 element_dynamic = array_ops.shape(params[0])[1:]
-        result = array_ops.reshape(result, array_ops.concat(
+        result = array_ops.reshape(result, joining_ops.concat(
             [array_ops.shape(ids), element_dynamic], 0))
         result.set_shape(ids.shape.concatenate(element))
         return _clip(result, ids, max_norm)
@@ -178,7 +186,7 @@ def _weighted(embeddings, idx, segment_ids, weights, combiner, name):
     weights_shape = array_ops.shape(weights)
     ones = array_ops.ones(ones_shape, dtype=weights_shape.dtype)
     static = weights.shape
-    weights = array_ops.reshape(weights, array_ops.concat([weights_shape, ones], 0))
+    weights = array_ops.reshape(weights, joining_ops.concat([weights_shape, ones], 0))
     if embeddings.shape.ndims is not None:
         weights.set_shape(static.concatenate([1] * (embeddings.shape.ndims - 1)))
     embeddings *= weights

@@ -9,7 +9,15 @@ from dtfnb.base import dtypes
 from dtfnb.base.shapes import TensorShape
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.graph_keys import GraphKeys
-from dtfnb.ops import array_ops, init_ops, linalg_ops, math_ops, nn_ops, slicing_ops
+from dtfnb.ops import (
+    array_ops,
+    init_ops,
+    joining_ops,
+    linalg_ops,
+    math_ops,
+    nn_ops,
+    slicing_ops,
+)
 from dtfnb.ops.variable_scope import get_variable, variable_scope
 
 
@@ -64,7 +72,7 @@ def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None
             flat = array_ops.reshape(inputs, [-1, in_dim])
             outputs = linalg_ops.matmul(flat, kernel)
             lead = array_ops.shape(inputs)[:-1]
-            outputs = array_ops.reshape(outputs, array_ops.concat([lead, [units]], 0))
+            outputs = array_ops.reshape(outputs, joining_ops.concat([lead, [units]], 0))
             outputs.set_shape(TensorShape(shape.as_list()[:-1] + [units]))
         if bias is not None:
             outputs = nn_ops.bias_add(outputs, bias)

@@ -4,9 +4,9 @@ reductions, casts, add_n, range.
 Built on array_ops and unary_ops (functions of one tensor); slicing_ops builds on this.
 Each op's definition, builder and gradient sit together. The gradients build the ops
 TensorFlow's build (the differential tier compares them): those of broadcasting ops sum
-back to each input's shape (`_reduce_gradient_args`) over axes read from the static shapes when
-they settle which axes broadcasting stretched (a bias of [300] added to [None, 300] needs
-one Sum), else with BroadcastGradientArgs on Shape tensors.
+back to each input's shape (`reduce_gradient_args`) over axes read from the static shapes
+when they settle which axes broadcasting stretched (a bias of [300] added to
+[None, 300] needs one Sum), else with BroadcastGradientArgs on Shape tensors.
 """
 
 import builtins
@@ -18,7 +18,7 @@ from dtfnb.base.shapes import TensorShape, unknown_shape
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from dtfnb.framework.tensor import Tensor
-from dtfnb.ops import array_ops, constant_op
+from dtfnb.ops import array_ops, constant_op, joining_ops
 from dtfnb.ops.building import (
     binary_inputs,
     check_type,
@@ -136,10 +136,10 @@ def broadcast_gradient_args(s0, s1, name=None):
 
 def _binary_grads(op, gx, gy):
     """The gradients of a broadcasting binary op reduced to its inputs' shapes."""
-    return _reduce_gradient_args(*op.inputs, gx, gy)
+    return reduce_gradient_args(*op.inputs, gx, gy)
 
 
-def _reduce_gradient_args(x, y, gx, gy):
+def reduce_gradient_args(x, y, gx, gy):
     """Gradients `gx` and `gy` of a broadcast of `x` and `y` reduced to their shapes, as
     TensorFlow's _ReduceGradientArgs builds them: both Shapes, then each gradient summed
     (keeping dims) over the axes its input was broadcast along and reshaped to it; those
@@ -397,44 +397,6 @@ def logical_xor(x, y, name="LogicalXor"):
     return logical_and(logical_or(x, y), logical_not(logical_and(x, y)), name=name)
 
 
-# -- choosing with broadcasting ---------------------------------------------------------
-
-def _select_v2_shape(op):
-    """As TensorFlow's: `then` broadcast with `else`, then with the condition."""
-    condition, then, else_ = (t.shape for t in op.inputs)
-    try:
-        return [broadcast_shape(condition, broadcast_shape(then, else_))]
-    except ValueError as err:
-        raise shape_error(op, str(err)) from None
-
-
-define_op("SelectV2", _select_v2_shape)
-
-
-def where_v2(condition, x=None, y=None, name=None):
-    """Coordinates of true elements (one argument), or elementwise choice of `x` where
-    `condition` holds and `y` elsewhere, the three broadcast together (tf.where_v2)."""
-    if x is None and y is None:
-        return array_ops.where(condition, name=name)
-    if x is None or y is None:
-        raise ValueError("x and y must both be non-None or both be None.")
-    with op_scope("SelectV2", name, condition, x, y) as scope:
-        condition = convert_to_tensor(condition, dtype=dtypes.bool_, name="condition")
-        x, y = binary_inputs(x, y, "SelectV2", names=("t", "e"))
-        return make_tensor("SelectV2", [condition, x, y], x.dtype.base_dtype, name=scope,
-                           attrs={"T": x.dtype.base_dtype})
-
-
-@RegisterGradient("SelectV2")
-def _select_v2_grad(op, grad):
-    condition, x, y = op.inputs
-    zeros = array_ops.zeros([], dtype=grad.dtype.base_dtype)
-    gx, gy = where_v2(condition, grad, zeros), where_v2(condition, zeros, grad)
-    gx, _ = _reduce_gradient_args(x, op.outputs[0], gx, None)
-    gy, _ = _reduce_gradient_args(y, op.outputs[0], gy, None)
-    return None, gx, gy
-
-
 # -- reductions -----------------------------------------------------------------------
 
 def _reduced_dims(op, dims, axes, keep, out_of_range):
@@ -641,7 +603,7 @@ def _prod_grad(op, grad):
         axes = cast(axes, rank.dtype)
         reduced = (axes + rank) % rank
         other, _ = set_ops.setdiff1d(_range(0, rank), reduced, reduced.dtype)
-        perm = array_ops.concat([reduced, other], 0)
+        perm = joining_ops.concat([reduced, other], 0)
         reduced_count = reduce_prod(slicing_ops.gather(shape, reduced))
         other_count = reduce_prod(slicing_ops.gather(shape, other))
     permuted = slicing_ops.transpose(x, perm)

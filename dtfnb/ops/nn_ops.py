@@ -13,7 +13,15 @@ from dtfnb.base import dtypes
 from dtfnb.base.shapes import TensorShape, scalar, unknown_shape
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define_op
-from dtfnb.ops import array_ops, check_ops, math_ops, random_ops, slicing_ops, unary_ops
+from dtfnb.ops import (
+    array_ops,
+    check_ops,
+    joining_ops,
+    math_ops,
+    random_ops,
+    slicing_ops,
+    unary_ops,
+)
 from dtfnb.ops.building import check_type, graph_of, make_op, make_tensor, op_scope
 from dtfnb.ops.shape_util import broadcast_shape, shape_error
 
@@ -301,7 +309,7 @@ def softmax_cross_entropy_with_logits_v2(_sentinel=None, labels=None, logits=Non
 
 
 def _move_dim_to_end(tensor, axis, rank):
-    return slicing_ops.transpose(tensor, array_ops.concat(
+    return slicing_ops.transpose(tensor, joining_ops.concat(
         [math_ops.range(axis), math_ops.range(axis + 1, rank), [axis]], 0))
 
 
@@ -309,7 +317,7 @@ def _flatten_outer_dims(x):
     """`x` as a matrix of its last dim's columns, its static shape kept where known."""
     rank = array_ops.rank(x)
     last = slicing_ops.slice(array_ops.shape(x), [math_ops.subtract(rank, 1)], [1])
-    out = array_ops.reshape(x, array_ops.concat([[-1], last], 0))
+    out = array_ops.reshape(x, joining_ops.concat([[-1], last], 0))
     dims = x.shape.as_list() if x.shape.ndims is not None else None
     if dims is not None and None not in dims[:-1]:
         out.set_shape([int(np.prod(dims[:-1], dtype=np.int64)), dims[-1]])

@@ -18,7 +18,6 @@ from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import constant_op, math_ops
 from dtfnb.ops.array_ops import (
-    concat,
     expand_dims,
     ones,
     ones_like,
@@ -27,11 +26,12 @@ from dtfnb.ops.array_ops import (
     shape,
     size,
     squeeze,
-    stack,
     where,
+    where_v2,
     zeros_like,
 )
 from dtfnb.ops.building import int_tensor, make_op, make_tensor, op_scope
+from dtfnb.ops.joining_ops import concat, stack
 from dtfnb.ops.shape_util import constant_value, normalize_axis, shape_error, shape_value
 
 # -- transpose -------------------------------------------------------------------------
@@ -489,7 +489,7 @@ def _gather_drop_negatives(params, ids):
                                  dtype=is_positive_shape.dtype)], axis=0)
     is_positive = reshape(is_positive, broadcastable_shape)
     is_positive = is_positive & ones_like(gathered, dtype=dtypes.bool_)
-    return math_ops.where_v2(is_positive, gathered, zeros_like(gathered))
+    return where_v2(is_positive, gathered, zeros_like(gathered))
 
 
 def _sorted_segments_shape(op):

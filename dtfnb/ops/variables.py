@@ -9,9 +9,10 @@ from dtfnb.framework.graph import get_default_graph
 from dtfnb.framework.graph_keys import GraphKeys
 from dtfnb.framework.tensor import _OPERATOR_NAMES
 from dtfnb.ops import math_ops, state_ops
-from dtfnb.ops.array_ops import concat, identity, split, stack
+from dtfnb.ops.array_ops import identity
 from dtfnb.ops.constant_op import constant
 from dtfnb.ops.control_flow_ops import group, no_op
+from dtfnb.ops.joining_ops import concat, split, stack
 from dtfnb.ops.slicing_ops import boolean_mask
 
 

@@ -13,7 +13,7 @@ from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.graph import get_default_graph
 from dtfnb.framework.indexed_slices import IndexedSlices
 from dtfnb.framework.tensor import Tensor
-from dtfnb.ops import array_ops, collective_ops, control_flow_ops, state_ops
+from dtfnb.ops import array_ops, collective_ops, control_flow_ops, joining_ops, state_ops
 from dtfnb.ops.variables import global_variables
 from dtfnb.train.optimizer import WrappingOptimizer
 
@@ -90,10 +90,10 @@ class CollectiveAllReduceOptimizer(WrappingOptimizer):
         with self._scope("pack"):
             sizes = [g.shape.num_elements() for g in grads]
             if None in sizes:   # a shape known only when the step runs
-                sizes = array_ops.stack([array_ops.size(g) for g in grads])
-            flat = array_ops.concat([array_ops.reshape(g, [-1]) for g in grads], 0)
+                sizes = joining_ops.stack([array_ops.size(g) for g in grads])
+            flat = joining_ops.concat([array_ops.reshape(g, [-1]) for g in grads], 0)
             mean = self._collective(collective_ops.all_reduce, flat, "Add", "Div")
-            parts = array_ops.split(mean, sizes, num=len(grads))
+            parts = joining_ops.split(mean, sizes, num=len(grads))
             return [array_ops.reshape(part, array_ops.shape(g)) for part, g in zip(parts, grads)]
 
     def _gathered(self, grad):
