@@ -32,12 +32,20 @@ def tensor_key(name, index):
     return f"{name}:{index}"
 
 
+def _controls(node, by_name, feeds):
+    """The control inputs of `node` a run keeps: not a fed Placeholder, whose control
+    edges TensorFlow's feed rewrite moves to the feed (so that it does not run)."""
+    return [c for c in node.control_inputs
+            if not (by_name[c].op == "Placeholder" and tensor_key(c, 0) in feeds)]
+
+
 def prune(by_name, feeds, fetches, targets):
     """Names of the nodes a run needs, in topological order.
 
     `feeds` is a set of tensor names; `fetches` a list of (node, index); `targets` node
     names. An edge from a fed tensor is cut, so its producer runs only if needed by
-    another path. Raises InvalidArgumentError on a cycle.
+    another path; so is a control edge from a fed Placeholder. Raises
+    InvalidArgumentError on a cycle.
     """
     needed, stack = set(), [name for name, _ in fetches] + list(targets)
     for name, index in fetches:
@@ -52,7 +60,7 @@ def prune(by_name, feeds, fetches, targets):
         for src, index in node.inputs:
             if tensor_key(src, index) not in feeds:
                 stack.append(src)
-        stack.extend(node.control_inputs)
+        stack.extend(_controls(node, by_name, feeds))
     return _topological(needed, by_name, feeds)
 
 
@@ -63,7 +71,7 @@ def _topological(needed, by_name, feeds):
         # A loop's back edge (NextIteration → Merge) closes the only cycle allowed.
         deps = {s for s, i in node.inputs if tensor_key(s, i) not in feeds
                 and not (node.op in MERGES and by_name[s].op in NEXT_ITERATIONS)}
-        deps.update(node.control_inputs)
+        deps.update(_controls(node, by_name, feeds))
         pending[name] = len(deps)
         for dep in deps:
             consumers.setdefault(dep, []).append(name)
@@ -198,10 +206,12 @@ def partition(order, by_name, placement, feeds, fetches, client_device=None):
     for name in order:
         node = by_name[name]
         device = placement[name]
+        kept = _controls(node, by_name, feeds)
+        controls = [control_source(c, device) if c in kept else source(c, 0, device)[0]
+                    for c in node.control_inputs]   # a fed Placeholder's: after its feed
         add(device, Node(name, node.op,
                          [source(s, i, device, node) for s, i in node.inputs],
-                         [control_source(c, device) for c in node.control_inputs],
-                         node.requested_device, node.attrs, node.output_types))
+                         controls, node.requested_device, node.attrs, node.output_types))
     for position, (name, index) in enumerate(fetches):
         device = client_device or placement[name]
         src, src_index = source(name, index, device)

@@ -186,3 +186,16 @@ def dense_cross_entropy(tf):
 
 
 CASES["dense_cross_entropy"] = dense_cross_entropy
+
+
+def a_fed_placeholder_as_control_input(tf):
+    """A control dependency on a Placeholder that is fed waits for its feed and does not
+    run it (TensorFlow's feed rewrite); unfed, it fails the run as the Placeholder does."""
+    p = tf.placeholder(tf.float32, [], name="p")
+    with tf.control_dependencies([p]):
+        c = tf.constant(3.0) + 1
+    with tf.Session() as sess:
+        return sess.run(c, {p: 1.0}), outcome(sess.run, c)
+
+
+CASES["a_fed_placeholder_as_control_input"] = a_fed_placeholder_as_control_input
