@@ -178,6 +178,10 @@ class TensorShape:
             raise ValueError(f"Shape {self} must have rank {rank}")
         return self
 
+    def assert_has_rank(self, rank):
+        """Raises ValueError if this shape's rank is known and not `rank`."""
+        self.with_rank(rank)
+
     def with_rank_at_least(self, rank):
         """This shape; ValueError if its rank is known and less than `rank`."""
         if self._dims is not None and len(self._dims) < rank:

@@ -86,6 +86,24 @@ def _floor_mod(xp, x, y):
     return xp.mod(x, y)
 
 
+def _unless_no_gradient(xp, dy, value):
+    """TensorFlow's gradient kernels of sqrt, rsqrt and reciprocal: 0 where the incoming
+    gradient is, even where the output makes the product inf or nan."""
+    return xp.where(dy == 0, xp.zeros((), value.dtype), value)
+
+
+def _sqrt_grad(xp, y, dy):
+    return _unless_no_gradient(xp, dy, dy.dtype.type(0.5) * dy / y)
+
+
+def _rsqrt_grad(xp, y, dy):
+    return _unless_no_gradient(xp, dy, dy.dtype.type(-0.5) * (dy * y) * (y * y))
+
+
+def _reciprocal_grad(xp, y, dy):
+    return _unless_no_gradient(xp, dy, -y * y * dy)
+
+
 def _pow(xp, x, y):
     if x.dtype.kind in "iu" and bool((y < 0).any()):
         raise InvalidArgumentError(None, None,
@@ -128,6 +146,9 @@ for _type, _fn in {
         "Log": lambda xp, x: xp.log(x),
         "Log1p": lambda xp, x: xp.log1p(x),
         "Reciprocal": lambda xp, x: xp.reciprocal(x),
+        "SqrtGrad": _sqrt_grad,
+        "RsqrtGrad": _rsqrt_grad,
+        "ReciprocalGrad": _reciprocal_grad,
         "Floor": lambda xp, x: xp.floor(x),
         "Ceil": lambda xp, x: xp.ceil(x),
         "Round": lambda xp, x: xp.rint(x),

@@ -28,6 +28,7 @@ from dtfnb.ops.building import (
     int_tensor,
     make_op,
     make_tensor,
+    one_input_op,
     op_scope,
 )
 from dtfnb.ops.shape_util import (
@@ -67,10 +68,10 @@ def placeholder(dtype, shape=None, name=None):
 
 def placeholder_with_default(input, shape, name=None):  # noqa: A002 - TensorFlow's name
     """A placeholder op that passes through `input` when its output is not fed."""
-    value = convert_to_tensor(input)
-    return make_tensor("PlaceholderWithDefault", [value], value.dtype,
-                       name=name or "PlaceholderWithDefault",
-                       attrs={"dtype": value.dtype, "shape": as_shape(shape)})
+    with op_scope("PlaceholderWithDefault", name, input) as scope:
+        value = convert_to_tensor(input, name="input")
+        return make_tensor("PlaceholderWithDefault", [value], value.dtype, name=scope,
+                           attrs={"dtype": value.dtype, "shape": as_shape(shape)})
 
 
 def sparse_placeholder(dtype, shape=None, name=None):
@@ -96,16 +97,12 @@ def sparse_placeholder(dtype, shape=None, name=None):
 
 def identity(input, name=None):  # noqa: A002 - TensorFlow's name
     """A tensor with the same shape and contents as `input` (a ref input is read)."""
-    value = convert_to_tensor(input)
-    return make_tensor("Identity", [value], value.dtype.base_dtype, name=name or "Identity",
-                       attrs={"T": value.dtype.base_dtype})
+    return one_input_op("Identity", input, name, "input")
 
 
 def stop_gradient(input, name=None):  # noqa: A002 - TensorFlow's name
     """The same value, seen by tf.gradients as a constant."""
-    value = convert_to_tensor(input)
-    return make_tensor("StopGradient", [value], value.dtype.base_dtype,
-                       name=name or "StopGradient", attrs={"T": value.dtype.base_dtype})
+    return one_input_op("StopGradient", input, name, "input")
 
 
 @RegisterGradient("Identity")
@@ -307,10 +304,8 @@ def squeeze(input, axis=None, name=None, squeeze_dims=None):  # noqa: A002
         axis = squeeze_dims
     if isinstance(axis, int):
         axis = [axis]
-    value = convert_to_tensor(input)
-    return make_tensor("Squeeze", [value], value.dtype.base_dtype, name=name or "Squeeze",
-                       attrs={"T": value.dtype.base_dtype,
-                              "squeeze_dims": [int(a) for a in axis or []]})
+    return one_input_op("Squeeze", input, name, "input",
+                        {"squeeze_dims": [int(a) for a in axis or []]})
 
 
 @RegisterGradient("Squeeze")
@@ -407,14 +402,14 @@ def ones(shape, dtype=dtypes.float32, name=None):
 
 def zeros_like(tensor, dtype=None, name=None, optimize=True):
     """A tensor of zeros with the shape of `tensor` (and its dtype, unless `dtype` is given)."""
-    tensor = convert_to_tensor(tensor)
-    dtype = dtypes.as_dtype(dtype or tensor.dtype).base_dtype
-    if optimize and tensor.shape.is_fully_defined():
-        return zeros(tensor.shape, dtype, name=name or "zeros_like")
-    if dtype != tensor.dtype.base_dtype:
-        return zeros(shape(tensor), dtype, name=name or "zeros_like")
-    return make_tensor("ZerosLike", [tensor], dtype, name=name or "zeros_like",
-                       attrs={"T": dtype})
+    with op_scope("zeros_like", name, tensor) as scope:
+        tensor = convert_to_tensor(tensor, name="tensor")
+        dtype = dtypes.as_dtype(dtype or tensor.dtype).base_dtype
+        if optimize and tensor.shape.is_fully_defined():
+            return zeros(tensor.shape, dtype, name=scope)
+        if dtype != tensor.dtype.base_dtype:
+            return zeros(shape(tensor), dtype, name=scope)
+        return make_tensor("ZerosLike", [tensor], dtype, name=scope, attrs={"T": dtype})
 
 
 def ones_like(tensor, dtype=None, name=None, optimize=True):
@@ -497,15 +492,18 @@ NotDifferentiable("Where")
 
 def where(condition, x=None, y=None, name=None):
     """Coordinates of true elements (one argument), or elementwise choice (three)."""
-    condition = convert_to_tensor(condition, dtype=dtypes.bool_)
     if x is None and y is None:
-        return make_tensor("Where", [condition], dtypes.int64, name=name or "Where",
-                           attrs={"T": dtypes.bool_})
+        with op_scope("Where", name, condition) as scope:
+            condition = convert_to_tensor(condition, dtype=dtypes.bool_, name="condition")
+            return make_tensor("Where", [condition], dtypes.int64, name=scope,
+                               attrs={"T": dtypes.bool_})
     if x is None or y is None:
         raise ValueError("x and y must both be non-None or both be None.")
-    x, y = binary_inputs(x, y, "Select")
-    return make_tensor("Select", [condition, x, y], x.dtype.base_dtype, name=name or "Select",
-                       attrs={"T": x.dtype.base_dtype})
+    with op_scope("Select", name, condition, x, y) as scope:
+        condition = convert_to_tensor(condition, dtype=dtypes.bool_, name="condition")
+        x, y = binary_inputs(x, y, "Select", names=("t", "e"))
+        return make_tensor("Select", [condition, x, y], x.dtype.base_dtype, name=scope,
+                           attrs={"T": x.dtype.base_dtype})
 
 
 @RegisterGradient("Select")

@@ -93,6 +93,17 @@ def int_tensor(value, name=None, dtype=dtypes.int32):
     return convert_to_tensor(value, dtype=dtype, name=name)
 
 
+def one_input_op(op_type, value, name, input_name="x", attrs=None):
+    """The output of a one-input op whose type is its input's (`T`), built as TensorFlow's
+    generated wrappers build it: a Python value converted in the op's scope under the
+    input's name ("Exp/x", "Relu/features", "Identity/input")."""
+    with op_scope(op_type, name, value) as scope:
+        value = convert_to_tensor(value, name=input_name)
+        dtype = value.dtype.base_dtype
+        return make_tensor(op_type, [value], dtype, name=scope,
+                           attrs={"T": dtype, **(attrs or {})})
+
+
 def make_op(op_type, inputs, dtypes, name=None, attrs=None, graph=None):
     """Creates an op and returns it (the Operation)."""
     graph = graph or graph_of(*inputs)

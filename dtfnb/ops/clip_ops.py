@@ -9,25 +9,31 @@ from dtfnb.ops.building import graph_of
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
-    """Elementwise min(max(t, clip_value_min), clip_value_max)."""
-    t = convert_to_tensor(t)
-    with t.graph.name_scope(name or "clip_by_value") as scope:
+    """Elementwise min(max(t, clip_value_min), clip_value_max); bounds that would broadcast
+    `t` to another shape raise ValueError, as TensorFlow's."""
+    with graph_of(t, clip_value_min, clip_value_max).name_scope(name or "clip_by_value") \
+            as scope:
+        t = convert_to_tensor(t, name="t")
         t_min = math_ops.minimum(t, clip_value_max)
-        return math_ops.maximum(t_min, clip_value_min, name=scope)
+        t.shape.assert_is_compatible_with(t_min.shape)
+        t_max = math_ops.maximum(t_min, clip_value_min, name=scope)
+        t.shape.assert_is_compatible_with(t_max.shape)
+        return t_max
 
 
 def clip_by_norm(t, clip_norm, axes=None, name=None):
     """`t * clip_norm / max(l2norm(t), clip_norm)`; the norm is over `axes` (all if None)."""
-    t = convert_to_tensor(t)
-    with t.graph.name_scope(name or "clip_by_norm") as scope:
-        clip_norm = convert_to_tensor(clip_norm, dtype=t.dtype.base_dtype, name="clip_norm")
+    with graph_of(t, clip_norm).name_scope(name or "clip_by_norm") as scope:
+        t = convert_to_tensor(t, name="t")
         l2sum = math_ops.reduce_sum(t * t, axes, keepdims=True)
         # sqrt's gradient at 0 is inf: take the root only where the sum is positive.
         positive = math_ops.greater(l2sum, 0)
         safe = array_ops.where(positive, l2sum, array_ops.ones_like(l2sum))
         l2norm = array_ops.where(positive, unary_ops.sqrt(safe), l2sum)
-        clipped = t * clip_norm / math_ops.maximum(l2norm, clip_norm)
-        return array_ops.identity(clipped, name=scope)
+        intermediate = t * clip_norm
+        t.shape.assert_is_compatible_with(intermediate.shape)
+        return array_ops.identity(intermediate / math_ops.maximum(l2norm, clip_norm),
+                                  name=scope)
 
 
 def global_norm(t_list, name=None):

@@ -242,10 +242,10 @@ def divide(x, y, name=None):
 
 def div(x, y, name=None):
     """Python 2 division: true for floats, floor for integers."""
-    x, y = binary_inputs(x, y)
-    if x.dtype.is_floating or x.dtype.is_complex:
-        return binary_op("RealDiv", x, y, name or "div")
-    return binary_op("FloorDiv", x, y, name or "div")
+    with op_scope("div", name, x, y) as scope:
+        x, y = binary_inputs(x, y)
+        op_type = "RealDiv" if x.dtype.is_floating or x.dtype.is_complex else "FloorDiv"
+        return binary_op(op_type, x, y, scope)
 
 
 def floordiv(x, y, name=None):
@@ -369,31 +369,32 @@ greater = _comparison("Greater", "greater")
 greater_equal = _comparison("GreaterEqual", "greater_equal")
 
 
-def _logical_inputs(x, y):
-    return (convert_to_tensor(x, dtype=dtypes.bool_), convert_to_tensor(y, dtype=dtypes.bool_))
+def _logical(op_type, name, *operands):
+    """A logical op on bool operands, each converted in its scope as "x" or "y"."""
+    with op_scope(op_type, name, *operands) as scope:
+        operands = [convert_to_tensor(v, dtype=dtypes.bool_, name=input_name)
+                    for v, input_name in zip(operands, ("x", "y"))]
+        return make_tensor(op_type, operands, dtypes.bool_, name=scope)
 
 
 def logical_and(x, y, name=None):
     """Elementwise truth of `x AND y`, with broadcasting."""
-    x, y = _logical_inputs(x, y)
-    return make_tensor("LogicalAnd", [x, y], dtypes.bool_, name=name or "LogicalAnd")
+    return _logical("LogicalAnd", name, x, y)
 
 
 def logical_or(x, y, name=None):
     """Elementwise truth of `x OR y`, with broadcasting."""
-    x, y = _logical_inputs(x, y)
-    return make_tensor("LogicalOr", [x, y], dtypes.bool_, name=name or "LogicalOr")
+    return _logical("LogicalOr", name, x, y)
 
 
 def logical_not(x, name=None):
     """Elementwise truth of `NOT x`."""
-    x = convert_to_tensor(x, dtype=dtypes.bool_)
-    return make_tensor("LogicalNot", [x], dtypes.bool_, name=name or "LogicalNot")
+    return _logical("LogicalNot", name, x)
 
 
 def logical_xor(x, y, name="LogicalXor"):
-    """x ^ y = (x | y) & ~(x & y), built from the three ops as TensorFlow does."""
-    x, y = _logical_inputs(x, y)
+    """x ^ y = (x | y) & ~(x & y), built from the three ops as TensorFlow does (a Python
+    value converted by each op that takes it)."""
     return logical_and(logical_or(x, y), logical_not(logical_and(x, y)), name=name)
 
 

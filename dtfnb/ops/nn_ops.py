@@ -10,19 +10,29 @@ import numbers
 import numpy as np
 
 from dtfnb.base import dtypes
-from dtfnb.base.shapes import TensorShape, scalar, unknown_shape
+from dtfnb.base.errors import InvalidArgumentError
+from dtfnb.base.shapes import TensorShape, as_shape, scalar, unknown_shape
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from dtfnb.ops import (
     array_ops,
     check_ops,
+    constant_op,
     joining_ops,
     math_ops,
     random_ops,
     slicing_ops,
     unary_ops,
 )
-from dtfnb.ops.building import check_type, graph_of, make_op, make_tensor, op_scope
+from dtfnb.ops.building import (
+    check_type,
+    graph_of,
+    is_tensor,
+    make_op,
+    make_tensor,
+    one_input_op,
+    op_scope,
+)
 from dtfnb.ops.shape_util import broadcast_shape, shape_error
 
 
@@ -40,10 +50,7 @@ def _merged_shape(op):
 
 
 def _unary(op_type, x, name, attrs=None):
-    x = convert_to_tensor(x, name="features")
-    dtype = x.dtype.base_dtype
-    return make_tensor(op_type, [x], dtype, name=name or op_type,
-                       attrs={"T": dtype, **(attrs or {})})
+    return one_input_op(op_type, x, name, "features", attrs)
 
 
 def _binary(op_type, a, b, attrs=None):
@@ -82,22 +89,23 @@ def selu(features, name=None):
 
 def leaky_relu(features, alpha=0.2, name=None):
     """features where positive, else alpha * features (integers are cast to float32)."""
-    features = convert_to_tensor(features, name="features")
-    if features.dtype.is_integer:
-        features = math_ops.cast(features, dtypes.float32)
-    if isinstance(alpha, np.ndarray):
-        alpha = alpha.item()
-    return _unary("LeakyRelu", features, name, {"alpha": float(alpha)})
+    with op_scope("LeakyRelu", name, features) as scope:
+        features = convert_to_tensor(features, name="features")
+        if features.dtype.is_integer:
+            features = math_ops.cast(features, dtypes.float32)
+        if isinstance(alpha, np.ndarray):
+            alpha = alpha.item()
+        return _unary("LeakyRelu", features, scope, {"alpha": float(alpha)})
 
 
 def sigmoid(x, name=None):
     """1 / (1 + exp(-x)), computed without overflow."""
-    return _unary("Sigmoid", x, name)
+    return one_input_op("Sigmoid", x, name)
 
 
 def tanh(x, name=None):
     """Computes the hyperbolic tangent of `x`, elementwise."""
-    return _unary("Tanh", x, name)
+    return one_input_op("Tanh", x, name)
 
 
 @RegisterGradient("Relu")
@@ -127,12 +135,14 @@ def _leaky_relu_grad(op, grad):
 
 @RegisterGradient("Sigmoid")
 def _sigmoid_grad(op, grad):
-    return _binary("SigmoidGrad", op.outputs[0], grad)
+    with grad.graph.control_dependencies([grad]):   # as TensorFlow's
+        return _binary("SigmoidGrad", op.outputs[0], grad)
 
 
 @RegisterGradient("Tanh")
 def _tanh_grad(op, grad):
-    return _binary("TanhGrad", op.outputs[0], grad)
+    with grad.graph.control_dependencies([grad]):   # as TensorFlow's
+        return _binary("TanhGrad", op.outputs[0], grad)
 
 
 # Second derivatives, where TensorFlow has them; the `features` input of a
@@ -155,14 +165,16 @@ def _leaky_relu_grad_grad(op, grad):
 @RegisterGradient("SigmoidGrad")
 def _sigmoid_grad_grad(op, grad):
     y, dy = op.inputs
-    gb = grad * dy
-    return gb - 2.0 * gb * y, _binary("SigmoidGrad", y, grad)
+    with grad.graph.control_dependencies([grad]):
+        gb = grad * dy
+        return gb - 2.0 * gb * y, _binary("SigmoidGrad", y, grad)
 
 
 @RegisterGradient("TanhGrad")
 def _tanh_grad_grad(op, grad):
     y, dy = op.inputs
-    return grad * -2.0 * dy * y, _binary("TanhGrad", y, grad)
+    with grad.graph.control_dependencies([grad]):
+        return grad * -2.0 * dy * y, _binary("TanhGrad", y, grad)
 
 
 # -- softmax --------------------------------------------------------------------------
@@ -178,31 +190,32 @@ define_op("Softmax", _softmax_shape)
 define_op("LogSoftmax", _softmax_shape)
 
 
-def _move_axis(x, axis, to_end):
-    """Transposes so that `axis` is last (or back again); TensorFlow does the same."""
-    ndims = x.shape.ndims
-    if ndims is None:
-        raise ValueError("softmax along a non-last axis needs a known rank")
-    axis %= ndims
-    perm = list(range(ndims))
-    if to_end:
-        perm = perm[:axis] + perm[axis + 1:] + [axis]
-    else:
-        perm = perm[:axis] + [ndims - 1] + perm[axis:-1]
-    return slicing_ops.transpose(x, perm)
-
-
 def _softmax(op_type, logits, axis, name):
-    logits = convert_to_tensor(logits, name="logits")
-    ndims = logits.shape.ndims
-    if axis is None or axis == -1 or (ndims is not None and axis == ndims - 1):
+    """TensorFlow's: the op along the last axis; along another, the op between two
+    transposes that swap that axis with the last (the second one named `name`)."""
+    logits = convert_to_tensor(logits)
+    shape = logits.shape
+    axis = -1 if axis is None else axis
+    if axis == -1 or axis == shape.ndims - 1:
         return _unary(op_type, logits, name)
-    if ndims is not None and not -ndims <= axis < ndims:
-        raise ValueError(f"`dim` must be in the range [{-ndims}, {ndims}) where {ndims} is "
-                         f"the number of dimensions in the input. Received: dim={axis}")
-    out = _unary(op_type, _move_axis(logits, axis, True), None)
-    return _move_axis(out, axis, False) if name is None else \
-        array_ops.identity(_move_axis(out, axis, False), name=name)
+    if not -shape.ndims <= axis < shape.ndims:
+        raise InvalidArgumentError(
+            None, None, f"`dim` must be in the range [{-shape.ndims}, {shape.ndims}) where "
+            f"{shape.ndims} is the number of dimensions in the input. Received: dim={axis}")
+    rank = array_ops.rank(logits)
+    axis = axis + rank if axis < 0 else axis   # a tensor, as in TensorFlow
+    last = array_ops.rank(logits)
+    axis = axis % shape.ndims
+
+    def swap(tensor, name=None):
+        last_index = math_ops.subtract(last, 1)
+        return slicing_ops.transpose(tensor, joining_ops.concat(
+            [math_ops.range(axis), [last_index], math_ops.range(axis + 1, last_index),
+             [axis]], 0), name=name)
+
+    out = swap(_unary(op_type, swap(logits), None), name=name)
+    out.set_shape(shape)
+    return out
 
 
 def softmax(logits, axis=None, name=None, dim=None):
@@ -262,26 +275,30 @@ define_op("SoftmaxCrossEntropyWithLogits", _xent_shape)
 define_op("SparseSoftmaxCrossEntropyWithLogits", _sparse_xent_shape)
 
 
-def _ensure_xent_args(name, sentinel, labels, logits):
-    if sentinel is not None:
-        raise ValueError(f"Only call `{name}` with named arguments (labels=..., logits=..., "
-                         "...)")
-    if labels is None or logits is None:
-        raise ValueError("Both labels and logits must be provided.")
+def _ensure_xent_args(name, labels, logits):
+    if labels is None or logits is None:   # (TensorFlow's words, with no space before Received)
+        raise ValueError(f"Both `labels` and `logits` must be provided for {name}"
+                         f"Received: labels={labels} and logits={logits}")
+
+
+def _renamed(new_name, new_value, old_name, old_value):
+    """TensorFlow's lookup of an argument under its new name or its deprecated one."""
+    if new_value is not None and old_value is not None:
+        raise ValueError(f"Cannot specify both '{old_name}' and '{new_name}'.")
+    return old_value if new_value is None else new_value
 
 
 def _broadcast_mul(vec, mat):
     return array_ops.expand_dims(vec, -1) * mat
 
 
-def softmax_cross_entropy_with_logits_v2(_sentinel=None, labels=None, logits=None, dim=-1,
-                                         name=None, axis=None):
+def softmax_cross_entropy_with_logits_v2(labels, logits, axis=None, name=None, dim=None):
     """-sum(labels * log_softmax(logits)) along `axis`; gradients flow into labels too.
 
     As TensorFlow builds it: float16 and bfloat16 logits computed in float32, `axis` moved
     last, both flattened to matrices for the op, the loss reshaped back."""
-    _ensure_xent_args("softmax_cross_entropy_with_logits", _sentinel, labels, logits)
-    axis = dim if axis is None else axis
+    axis = _renamed("axis", axis, "dim", dim)
+    axis = -1 if axis is None else axis
     graph = graph_of(logits, labels)
     with graph.as_default(), graph.name_scope(name or "softmax_cross_entropy_with_logits") \
             as scope:
@@ -324,26 +341,25 @@ def _flatten_outer_dims(x):
     return out
 
 
-def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, dim=-1,
-                                      name=None, axis=None):
+def softmax_cross_entropy_with_logits(labels=None, logits=None, dim=-1, name=None, axis=None):
     """TensorFlow 1's version: like _v2, but no gradient flows into `labels`."""
-    _ensure_xent_args("softmax_cross_entropy_with_logits", _sentinel, labels, logits)
+    dim = _renamed("axis", axis, "dim", dim)
+    _ensure_xent_args("softmax_cross_entropy_with_logits", labels, logits)
     graph = graph_of(logits, labels)
     with graph.as_default(), graph.name_scope(name or "softmax_cross_entropy_with_logits_sg") \
             as scope:
         labels = array_ops.stop_gradient(labels, name="labels_stop_gradient")
-    return softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits, dim=dim,
-                                                name=scope, axis=axis)
+    return softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits, axis=dim,
+                                                name=scope)
 
 
-def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None,
-                                             name=None):
+def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None):
     """-log_softmax(logits)[labels]: `labels` are class indices, one per row of logits.
 
     As TensorFlow builds it: the op on a matrix of logits; for another rank, the op on
     them reshaped to one (under a check of their shapes when these are not all known),
     the loss reshaped back. float16 logits are computed in float32."""
-    _ensure_xent_args("sparse_softmax_cross_entropy_with_logits", _sentinel, labels, logits)
+    _ensure_xent_args("sparse_softmax_cross_entropy_with_logits", labels, logits)
     graph = graph_of(logits, labels)
     with graph.as_default(), graph.name_scope(name or "SparseSoftmaxCrossEntropyWithLogits"):
         labels = convert_to_tensor(labels)
@@ -385,18 +401,24 @@ def _sparse_xent(logits, labels, name):
                    attrs={"T": dtype, "Tlabels": labels.dtype.base_dtype}).outputs[0]
 
 
-def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, name=None):
-    """Elementwise logistic loss, as max(x, 0) - x * z + log(1 + exp(-|x|)) for stability."""
-    _ensure_xent_args("sigmoid_cross_entropy_with_logits", _sentinel, labels, logits)
+def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
+    """Elementwise logistic loss, max(x, 0) - x * z + log(1 + exp(-|x|)) for stability,
+    built as TensorFlow builds it: its max and -|x| are Selects on x >= 0, so that the
+    gradient at x = 0 is sigmoid(0) - z (a Relu's and an Abs's would give -z)."""
+    _ensure_xent_args("sigmoid_cross_entropy_with_logits", labels, logits)
     graph = graph_of(logits, labels)
     with graph.as_default(), graph.name_scope(name or "logistic_loss") as scope:
         logits = convert_to_tensor(logits, name="logits")
-        labels = convert_to_tensor(labels, dtype=logits.dtype.base_dtype, name="labels")
+        labels = convert_to_tensor(labels, name="labels")
         if not labels.shape.is_compatible_with(logits.shape):
-            raise ValueError(f"logits and labels must have the same shape ({logits.shape} vs "
-                             f"{labels.shape})")
-        return math_ops.add(relu(logits) - logits * labels,
-                            unary_ops.log1p(unary_ops.exp(-unary_ops.abs(logits))), name=scope)
+            raise ValueError("`logits` and `labels` must have the same shape, received "
+                             f"({logits.shape} vs {labels.shape}).")
+        zeros = array_ops.zeros_like(logits, dtype=logits.dtype)
+        positive = logits >= zeros
+        relu_logits = array_ops.where(positive, logits, zeros)
+        neg_abs_logits = array_ops.where(positive, -logits, logits)
+        return math_ops.add(relu_logits - logits * labels,
+                            unary_ops.log1p(unary_ops.exp(neg_abs_logits)), name=scope)
 
 
 @RegisterGradient("SoftmaxCrossEntropyWithLogits")
@@ -422,9 +444,7 @@ define_op("L2Loss", lambda op: [scalar()])
 
 def l2_loss(t, name=None):
     """sum(t ** 2) / 2."""
-    t = convert_to_tensor(t, name="t")
-    return make_tensor("L2Loss", [t], t.dtype.base_dtype, name=name or "L2Loss",
-                       attrs={"T": t.dtype.base_dtype})
+    return one_input_op("L2Loss", t, name, "t")
 
 
 @RegisterGradient("L2Loss")
@@ -510,43 +530,55 @@ def in_top_k(predictions, targets, k, name=None):
 # -- dropout --------------------------------------------------------------------------
 
 def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
-    """Keeps each element with probability keep_prob (= 1 - rate), scaled by 1 / keep_prob.
-
-    TensorFlow 1's signature: `keep_prob` positionally, or `rate=` as in TensorFlow 2.
-    """
-    if keep_prob is not None and rate is not None:
-        raise ValueError("Cannot specify both 'rate' and 'keep_prob'.")
-    if keep_prob is not None:
-        if isinstance(keep_prob, numbers.Real) and not 0 < keep_prob <= 1:
-            raise ValueError("keep_prob must be a scalar tensor or a float in the range "
-                             f"(0, 1], got {keep_prob:g}")
-        try:
-            rate = 1 - keep_prob
-        except TypeError:
-            raise ValueError("keep_prob must be a floating point number or Tensor (got "
-                             f"{keep_prob!r})") from None
+    """Keeps each element with probability 1 - rate, scaled by 1 / (1 - rate); the others
+    are zero. TensorFlow 1's signature (`keep_prob`, or `rate=`) over TensorFlow 2's
+    dropout, built as it is: a Select of the scaled `x` where a uniform sample is at
+    least `rate`, the scale computed in Python for a number."""
+    try:
+        rate_from_keep_prob = None if keep_prob is None else 1. - keep_prob
+    except TypeError:
+        raise ValueError("`keep_prob` must be a floating point number or Tensor. "
+                         f"Received: keep_prob={keep_prob}") from None
+    rate = _renamed("rate", rate, "keep_prob", rate_from_keep_prob)
     if rate is None:
-        raise ValueError("You must provide a rate to dropout.")
-    graph = graph_of(x, rate)
-    with graph.as_default(), graph.name_scope(name or "dropout"):
+        raise ValueError(f"`rate` must be provided. Received: rate={rate}")
+    with op_scope("dropout", name, x):
+        is_number = isinstance(rate, numbers.Real)
+        if is_number and not 0 <= rate < 1:
+            raise ValueError("`rate` must be a scalar tensor or a float in the range [0, 1). "
+                             f"Received: rate={rate}")
         x = convert_to_tensor(x, name="x")
         if not x.dtype.is_floating:
-            raise ValueError("x has to be a floating point tensor since it's going to be "
-                             f"scaled. Got a {x.dtype} tensor instead.")
-        if isinstance(rate, numbers.Real):
-            if not 0 <= rate < 1:
-                raise ValueError("rate must be a scalar tensor or a float in the range "
-                                 f"[0, 1), got {rate:g}")
-            if rate == 0:
-                return x
+            raise ValueError("`x.dtype` must be a floating point tensor as `x` will be "
+                             f"scaled. Received: x_dtype={x.dtype}")
+        if is_number and rate == 0:
+            return x
         dtype = x.dtype.base_dtype
-        rate = convert_to_tensor(rate, dtype=dtype, name="rate")
-        if noise_shape is None:
-            noise_shape = x.shape.as_list() if x.shape.is_fully_defined() \
-                else array_ops.shape(x)
-        scale = 1 / (1 - rate)
-        random = random_ops.random_uniform(noise_shape, seed=seed, dtype=dtype)
-        keep = math_ops.cast(random >= rate, dtype)
-        out = x * scale * keep
+        if is_number:
+            scaled = math_ops.multiply(x, constant_op.constant(1 / (1 - rate), dtype=dtype))
+        elif not is_tensor(rate):
+            raise ValueError(f"`rate` must be a scalar or scalar tensor. Received: rate={rate}")
+        else:
+            rate.shape.assert_has_rank(0)
+            if rate.dtype.base_dtype != dtype:
+                raise ValueError("`x.dtype` must be compatible with `rate.dtype`. Received: "
+                                 f"x.dtype={x.dtype} and rate.dtype={rate.dtype}")
+            scaled = math_ops.realdiv(x, math_ops.subtract(constant_op.constant(1, dtype), rate))
+        sample = random_ops.random_uniform(_noise_shape(x, noise_shape), dtype=dtype, seed=seed)
+        out = array_ops.where_v2(sample >= rate, scaled, constant_op.constant(0, dtype=dtype))
         out.set_shape(x.shape)
         return out
+
+
+def _noise_shape(x, noise_shape):
+    """TensorFlow's: x's shape, or `noise_shape` with its unknown dims taken from x's."""
+    if noise_shape is None:
+        return array_ops.shape(x)
+    try:
+        given = as_shape(noise_shape)
+    except (TypeError, ValueError):
+        return noise_shape
+    if x.shape.ndims is None or x.shape.ndims != given.ndims:
+        return noise_shape
+    return TensorShape([g if g is not None else d
+                        for g, d in zip(given.as_list(), x.shape.as_list())])

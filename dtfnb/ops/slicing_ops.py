@@ -304,7 +304,7 @@ def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, el
     dimension. `var` is accepted for TensorFlow's signature and not used.
     """
     if strides is None:
-        strides = constant_op.constant(np.ones(np.shape(begin), np.int32))
+        strides = ones_like(begin)
     masks = dict(zip(_MASKS, (begin_mask, end_mask, ellipsis_mask, new_axis_mask,
                               shrink_axis_mask)))
     with op_scope("StridedSlice", name, input_, begin, end, strides) as scope:
@@ -503,12 +503,12 @@ define_op("SegmentSum", _sorted_segments_shape)
 def segment_sum(data, segment_ids, name=None):
     """Sums the rows of `data` by their sorted `segment_ids`: one row per segment up to the
     last id."""
-    data = convert_to_tensor(data)
-    segment_ids = int_tensor(segment_ids)
-    return make_tensor("SegmentSum", [data, segment_ids], data.dtype.base_dtype,
-                       name=name or "SegmentSum",
-                       attrs={"T": data.dtype.base_dtype,
-                              "Tindices": segment_ids.dtype.base_dtype})
+    with op_scope("SegmentSum", name, data, segment_ids) as scope:
+        data = convert_to_tensor(data, name="data")
+        segment_ids = int_tensor(segment_ids, name="segment_ids")
+        return make_tensor("SegmentSum", [data, segment_ids], data.dtype.base_dtype,
+                           name=scope, attrs={"T": data.dtype.base_dtype,
+                                              "Tindices": segment_ids.dtype.base_dtype})
 
 
 @RegisterGradient("SegmentSum")
@@ -594,8 +594,7 @@ def _sparse_segment_grad(op, grad):
 
 def boolean_mask(tensor, mask, name="boolean_mask", axis=None):
     """The elements (or slices along `axis`) of `tensor` where `mask` is true, flattened."""
-    tensor = convert_to_tensor(tensor)
-    with tensor.graph.name_scope(name):
+    with op_scope("boolean_mask", name, tensor, mask):
         tensor = convert_to_tensor(tensor, name="tensor")
         mask = convert_to_tensor(mask, dtype=dtypes.bool_, name="mask")
         ndims_mask = mask.shape.ndims
@@ -608,10 +607,10 @@ def boolean_mask(tensor, mask, name="boolean_mask", axis=None):
         axis = 0 if axis is None else axis
         static = tensor.shape
         static[axis:axis + ndims_mask].assert_is_compatible_with(mask.shape)
-        dynamic = shape(tensor)
-        leading = math_ops.reduce_prod(dynamic[axis:axis + ndims_mask], [0])
-        tensor = reshape(tensor, concat([dynamic[:axis], [leading],
-                                         dynamic[axis + ndims_mask:]], 0))
+        # (a Shape for each use, as TensorFlow's)
+        leading = math_ops.reduce_prod(shape(tensor)[axis:axis + ndims_mask], [0])
+        tensor = reshape(tensor, concat([shape(tensor)[:axis], [leading],
+                                         shape(tensor)[axis + ndims_mask:]], 0))
         if static.ndims is not None:
             tensor.set_shape(static[:axis].concatenate(
                 [static[axis:axis + ndims_mask].num_elements()]).concatenate(

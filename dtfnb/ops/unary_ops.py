@@ -1,43 +1,46 @@
 """Elementwise functions of one tensor: negative, abs, sign, square, sqrt, rsqrt, exp, log,
 log1p, reciprocal, floor, ceil, round, sin, cos, and their gradients.
 
-Below math_ops, which builds on them: their builders and gradients need no other family
-(a gradient's products and sums are the tensors' operators).
+Below math_ops, which builds on them: their builders and gradients need no family above
+(a gradient's products and sums are the tensors' operators), but Square's gradient,
+which multiplies as TensorFlow's does with math_ops' multiply.
 """
 
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import RegisterGradient, define_op
 from dtfnb.ops import constant_op
-from dtfnb.ops.building import make_tensor
+from dtfnb.ops.array_ops import zeros_like
+from dtfnb.ops.building import make_tensor, one_input_op
+from dtfnb.ops.shape_util import merge_shapes
 
 
 def _unary(op_type, py_name):
     def build(x, name=None):
-        return _unary_op(op_type, x, name)
+        return one_input_op(op_type, x, name)
 
     build.__name__ = build.__qualname__ = py_name
     build.__doc__ = f"Elementwise {op_type} of x."
     return build
 
 
-def _unary_op(op_type, x, name):
-    """Builds a one-input elementwise op of `op_type` on `x`."""
-    x = convert_to_tensor(x)
-    return make_tensor(op_type, [x], x.dtype.base_dtype, name=name or op_type,
-                       attrs={"T": x.dtype.base_dtype})
-
-
 _UNARY = ("Neg", "Abs", "Sign", "Square", "Sqrt", "Rsqrt", "Exp", "Log", "Log1p", "Reciprocal",
           "Floor", "Ceil", "Round", "Sin", "Cos")
 for _op in _UNARY:
     define_op(_op, lambda op: [op.inputs[0].shape])
-for _op in ("Sign", "Floor", "Ceil", "Round"):
+for _op in ("Floor", "Ceil", "Round"):
     RegisterGradient(_op)(lambda op, grad: None)
 
 
 negative = _unary("Neg", "negative")
 abs = _unary("Abs", "abs")  # noqa: A001 - TensorFlow's name
-sign = _unary("Sign", "sign")
+
+
+def sign(x, name=None):
+    """-1, 0 or 1 by the sign of each element (x converted before the op's scope, as
+    TensorFlow's sign)."""
+    return one_input_op("Sign", convert_to_tensor(x), name)
+
+
 square = _unary("Square", "square")
 sqrt = _unary("Sqrt", "sqrt")
 rsqrt = _unary("Rsqrt", "rsqrt")
@@ -51,23 +54,34 @@ ceil = _unary("Ceil", "ceil")
 
 def round(x, name=None):  # noqa: A001 - TensorFlow's name
     """Rounds half to even, as TensorFlow does; integers pass through."""
-    x = convert_to_tensor(x)
+    x = convert_to_tensor(x, name="x")   # before any scope, as TensorFlow's round
     if x.dtype.is_integer:
         return x
-    return _unary_op("Round", x, name)
+    return one_input_op("Round", x, name)
 
 
 sin = _unary("Sin", "sin")
 cos = _unary("Cos", "cos")
 
 
-def _const_like(value, tensor):
-    return constant_op.constant(value, dtype=tensor.dtype.base_dtype)
+# -- gradients, as TensorFlow's math_grad builds them ------------------------------------
+# Those that read the op's input or output do it under a control dependency on the
+# incoming gradient, as TensorFlow's do (so that they run no earlier than it). For real
+# dtypes TensorFlow's conj is the tensor itself; dtfnb builds no Conj.
+
+for _op in ("SqrtGrad", "RsqrtGrad", "ReciprocalGrad"):
+    define_op(_op, lambda op: [merge_shapes(op, op.inputs[0].shape, op.inputs[1].shape)])
+
+
+def _gradient_op(op_type, y, grad):
+    """TensorFlow's fused gradient of y = f(x): SqrtGrad(y, dy) and the like."""
+    return make_tensor(op_type, [y, grad], y.dtype.base_dtype, name=op_type,
+                       attrs={"T": y.dtype.base_dtype})
 
 
 @RegisterGradient("Neg")
 def _neg_grad(op, grad):
-    return negative(grad)
+    return -grad
 
 
 @RegisterGradient("Abs")
@@ -75,51 +89,83 @@ def _abs_grad(op, grad):
     return grad * sign(op.inputs[0])
 
 
+@RegisterGradient("Sign")
+def _sign_grad(op, grad):
+    return zeros_like(op.inputs[0])
+
+
 @RegisterGradient("Square")
 def _square_grad(op, grad):
+    from dtfnb.ops import math_ops  # a higher family: see ops/__init__.py
+
     x = op.inputs[0]
-    return grad * (_const_like(2, x) * x)
+    with grad.graph.control_dependencies([grad]):
+        two = constant_op.constant(2.0, dtype=x.dtype.base_dtype)
+        return math_ops.multiply(grad, math_ops.multiply(x, two))
 
 
 @RegisterGradient("Sqrt")
 def _sqrt_grad(op, grad):
-    y = op.outputs[0]
-    return grad * _const_like(0.5, y) / y
+    return _gradient_op("SqrtGrad", op.outputs[0], grad)
+
+
+@RegisterGradient("SqrtGrad")
+def _sqrt_grad_grad(op, grad):
+    a, y = op.inputs[0], op.outputs[0]
+    with grad.graph.control_dependencies([grad]):
+        ga = grad / a
+        return -ga * y, 0.5 * ga
 
 
 @RegisterGradient("Rsqrt")
 def _rsqrt_grad(op, grad):
-    y = op.outputs[0]
-    return grad * (_const_like(-0.5, y) * y * y * y)
+    return _gradient_op("RsqrtGrad", op.outputs[0], grad)
 
 
-@RegisterGradient("Exp")
-def _exp_grad(op, grad):
-    return grad * op.outputs[0]
-
-
-@RegisterGradient("Log")
-def _log_grad(op, grad):
-    return grad * reciprocal(op.inputs[0])
-
-
-@RegisterGradient("Log1p")
-def _log1p_grad(op, grad):
-    x = op.inputs[0]
-    return grad * reciprocal(_const_like(1, x) + x)
+@RegisterGradient("RsqrtGrad")
+def _rsqrt_grad_grad(op, grad):
+    a, b = op.inputs
+    with grad.graph.control_dependencies([grad]):
+        return -1.5 * grad * b * square(a), _gradient_op("RsqrtGrad", a, grad)
 
 
 @RegisterGradient("Reciprocal")
 def _reciprocal_grad(op, grad):
-    y = op.outputs[0]
-    return negative(grad) * y * y
+    return _gradient_op("ReciprocalGrad", op.outputs[0], grad)
+
+
+@RegisterGradient("ReciprocalGrad")
+def _reciprocal_grad_grad(op, grad):
+    a, b = op.inputs
+    with grad.graph.control_dependencies([grad]):
+        return grad * -2.0 * b * a, _gradient_op("ReciprocalGrad", a, grad)
+
+
+@RegisterGradient("Exp")
+def _exp_grad(op, grad):
+    with grad.graph.control_dependencies([grad]):
+        return grad * op.outputs[0]
+
+
+@RegisterGradient("Log")
+def _log_grad(op, grad):
+    with grad.graph.control_dependencies([grad]):
+        return grad * reciprocal(op.inputs[0])
+
+
+@RegisterGradient("Log1p")
+def _log1p_grad(op, grad):
+    with grad.graph.control_dependencies([grad]):
+        return grad * reciprocal(1 + op.inputs[0])
 
 
 @RegisterGradient("Sin")
 def _sin_grad(op, grad):
-    return grad * cos(op.inputs[0])
+    with grad.graph.control_dependencies([grad]):
+        return grad * cos(op.inputs[0])
 
 
 @RegisterGradient("Cos")
 def _cos_grad(op, grad):
-    return negative(grad) * sin(op.inputs[0])
+    with grad.graph.control_dependencies([grad]):
+        return -grad * sin(op.inputs[0])

@@ -88,3 +88,61 @@ def assign_values(tf):
                 outcome(tf.assign, v, [[1.0, 2.0]]),
                 sess.run(tf.assign(v, [5.0, 6.0, 7.0], validate_shape=False)),
                 sess.run(v.assign_sub([1.0, 1.0, 1.0])), _graph(tf))
+
+
+B = np.array([[True, False, True], [False, True, True]])
+
+
+@case
+def one_input_ops_of_values(tf):
+    """A value given to a one-input op converts in the op's scope under the input's name
+    ("Exp/x", "Relu/features", "Identity/input"); sign and round convert it first, and
+    softmax unnamed, as TensorFlow's do."""
+    built = [f(X) for f in (tf.exp, tf.log, tf.sqrt, tf.square, tf.abs, tf.negative,
+                            tf.sign, tf.round, tf.reciprocal, tf.rsqrt, tf.floor, tf.ceil,
+                            tf.log1p, tf.sigmoid, tf.tanh, tf.nn.relu, tf.nn.relu6,
+                            tf.nn.elu, tf.nn.leaky_relu, tf.nn.softmax, tf.nn.log_softmax,
+                            tf.identity, tf.stop_gradient, tf.nn.l2_loss, tf.zeros_like)]
+    built += [tf.squeeze([[1.0], [2.0]]), tf.sign(np.array([-2, 0, 3], np.int32)),
+              tf.round(np.array([1, 2], np.int32)), tf.nn.softmax(X, axis=0),
+              tf.nn.log_softmax(X[None], axis=-2, name="lsm")]
+    return (run(tf, built), [b.shape.as_list() for b in built], _graph(tf),
+            outcome(tf.nn.softmax, X, axis=2))
+
+
+@case
+def choosing_and_logic_of_values(tf):
+    """where, logical ops, div, segment sums, clipping, boolean_mask and a strided slice
+    with default strides, given values: each converts them in its scope, as TensorFlow's."""
+    built = [tf.where(B), tf.where(B, X, X * 2), tf.logical_and(B, B), tf.logical_not(B),
+             tf.logical_xor(B, [[True] * 3] * 2), tf.div(X, 2.0),
+             tf.div(np.array([7, -7], np.int32), 2), tf.segment_sum(X, [0, 0]),
+             tf.clip_by_value(X, -1.0, 1.0), tf.clip_by_norm(X, 1.0),
+             tf.boolean_mask(X, B), tf.strided_slice(X, [0], [1])]
+    return (run(tf, built), _graph(tf),
+            outcome(tf.clip_by_value, [1.0, 2.0], [[0.0], [1.0]], 5.0),
+            outcome(tf.clip_by_norm, [1.0, 2.0], [[1.0], [2.0]]),
+            outcome(tf.where, B, X, np.ones((2, 3), np.int32)))
+
+
+@case
+def dropout_graphs(tf):
+    """dropout as TensorFlow 2.21 builds it: a Select of x times 1 / (1 - rate) (a
+    constant worked out in Python for a number, a RealDiv for a tensor) where a uniform
+    sample is at least the rate; keep_prob converts to rate = 1 - keep_prob. Its values
+    are random: whether each kept element is x times that scale is compared."""
+    keep = tf.placeholder_with_default(0.7, [], name="keep")
+    built = [tf.nn.dropout(X, 0.7), tf.nn.dropout(X, rate=0.25, noise_shape=[2, 1]),
+             tf.nn.dropout(X, keep), tf.nn.dropout(X, rate=0.0)]
+    with tf.Session() as sess:
+        values = sess.run(built[:3])
+    scales = np.float32(1 / (1 - (1 - 0.7))), np.float32(1 / (1 - 0.25))
+    kept = [bool(np.all((value == 0) | (value == X * scale)))
+            for value, scale in zip(values, scales)]
+    fed = values[2] != 0
+    kept.append(bool(np.allclose(values[2][fed], (X / np.float32(0.7))[fed])))
+    return (kept, [b.shape.as_list() for b in built], _graph(tf),
+            outcome(tf.nn.dropout, X, 0.0), outcome(tf.nn.dropout, X, 0.5, rate=0.5),
+            outcome(tf.nn.dropout, X), outcome(tf.nn.dropout, [1, 2], 0.5),
+            outcome(tf.nn.dropout, X, rate=tf.constant([0.5, 0.5])),
+            outcome(tf.nn.dropout, X, rate=tf.constant(0.5, tf.float64)))

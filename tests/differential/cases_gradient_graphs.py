@@ -188,6 +188,60 @@ def dense_cross_entropy(tf):
 CASES["dense_cross_entropy"] = dense_cross_entropy
 
 
+def sigmoid_cross_entropy(tf):
+    """sigmoid_cross_entropy_with_logits as TensorFlow builds it (Selects on x >= 0, not
+    a Relu and an Abs): its gradient at a logit of 0, where zero-initialized weights
+    start, is sigmoid(0) - label; the cross entropies called with labels and logits by
+    position, and their errors for a missing one, a shape and both `dim` and `axis`."""
+    x = tf.Variable(np.array([[0.0, 1.0, -2.0], [0.0, 0.0, 30.0]], np.float32), name="x")
+    z = np.array([[1.0, 0.0, 1.0], [0.0, 0.5, 1.0]], np.float32)
+    loss = tf.nn.sigmoid_cross_entropy_with_logits(labels=z, logits=x)
+    by_position = [tf.nn.sigmoid_cross_entropy_with_logits(z, x),
+                   tf.nn.softmax_cross_entropy_with_logits(z, x),
+                   tf.nn.softmax_cross_entropy_with_logits_v2(z, x),
+                   tf.nn.sparse_softmax_cross_entropy_with_logits([0, 2], x)]
+    grad = tf.gradients(loss, [x])
+    with tf.Session() as sess:
+        sess.run(x.initializer)
+        values = sess.run([loss, grad, by_position])
+    return (values, node_defs(tf.get_default_graph()),
+            outcome(tf.nn.sigmoid_cross_entropy_with_logits, labels=z[:1], logits=x),
+            outcome(tf.nn.sigmoid_cross_entropy_with_logits, logits=x),
+            outcome(tf.nn.softmax_cross_entropy_with_logits, labels=z),
+            outcome(tf.nn.sparse_softmax_cross_entropy_with_logits, labels=[0, 1]),
+            outcome(tf.nn.softmax_cross_entropy_with_logits, labels=z, logits=x, dim=0,
+                    axis=0),
+            outcome(tf.nn.softmax_cross_entropy_with_logits_v2, z, x, axis=0, dim=0),
+            outcome(tf.nn.sigmoid_cross_entropy_with_logits, labels=[[1, 0, 1]] * 2,
+                    logits=x))
+
+
+CASES["sigmoid_cross_entropy"] = sigmoid_cross_entropy
+
+
+def unary_gradients(tf):
+    """The gradients of one-input ops and their second derivatives, TensorFlow's graphs:
+    SqrtGrad, RsqrtGrad and ReciprocalGrad ops (0 wherever the incoming gradient is,
+    even at 0), products built under a control dependency on the incoming gradient,
+    sign's gradient zeros; their values at 0 included."""
+    x = tf.placeholder(tf.float32, [4], name="x")
+    grads = []
+    for f in (tf.square, tf.sqrt, tf.rsqrt, tf.exp, tf.log, tf.log1p, tf.reciprocal,
+              tf.sin, tf.cos, tf.sigmoid, tf.tanh, tf.sign, tf.abs, tf.negative):
+        (first,) = tf.gradients(f(x), [x])
+        grads += [first, *tf.gradients(first, [x])]
+    upstream = tf.placeholder(tf.float32, [4], name="upstream")
+    at_zero = [tf.gradients(f(x), [x], grad_ys=upstream)[0]
+               for f in (tf.sqrt, tf.rsqrt, tf.reciprocal)]
+    with tf.Session() as sess:
+        values = sess.run(grads, {x: [0.25, 0.5, 2.0, 3.0]})
+        zeros = sess.run(at_zero, {x: [0.0, 0.0, 1.0, 4.0], upstream: [0.0, 1.0, 0.0, 2.0]})
+    return values, zeros, node_defs(tf.get_default_graph())
+
+
+CASES["unary_gradients"] = unary_gradients
+
+
 def a_fed_placeholder_as_control_input(tf):
     """A control dependency on a Placeholder that is fed waits for its feed and does not
     run it (TensorFlow's feed rewrite); unfed, it fails the run as the Placeholder does."""

@@ -159,9 +159,10 @@ def test_sparse_softmax_cross_entropy_on_rank_3_logits():
 
 def test_sparse_softmax_cross_entropy_errors():
     logits = tf.constant(np.zeros((2, 3), np.float32))
-    with pytest.raises(ValueError, match="Only call `sparse_softmax_cross_entropy_with_logits` "
-                                         "with named arguments"):
-        tf.nn.sparse_softmax_cross_entropy_with_logits([0, 1], logits)
+    with pytest.raises(ValueError, match="Both `labels` and `logits` must be provided for "
+                                         "sparse_softmax_cross_entropy_with_logitsReceived: "
+                                         "labels=None"):
+        tf.nn.sparse_softmax_cross_entropy_with_logits(logits=logits)
     with pytest.raises(ValueError, match=r"Rank mismatch: Rank of labels \(received 2\) should "
                                          r"equal rank of logits minus 1 \(received 2\)"):
         tf.nn.sparse_softmax_cross_entropy_with_logits(labels=[[0, 1]], logits=logits)
@@ -242,13 +243,17 @@ def test_dropout_gradient_uses_the_same_mask():
 
 
 def test_dropout_errors():
-    with pytest.raises(ValueError, match=r"keep_prob must be a scalar tensor or a float in "
-                                         r"the range \(0, 1\], got 0"):
+    with pytest.raises(ValueError, match=r"`rate` must be a scalar tensor or a float in "
+                                         r"the range \[0, 1\). Received: rate=1.0"):
         tf.nn.dropout(tf.zeros([2]), 0.0)
-    with pytest.raises(ValueError, match="x has to be a floating point tensor"):
+    with pytest.raises(ValueError, match="`x.dtype` must be a floating point tensor"):
         tf.nn.dropout(tf.zeros([2], tf.int32), 0.5)
-    with pytest.raises(ValueError, match="You must provide a rate to dropout."):
+    with pytest.raises(ValueError, match="`rate` must be provided. Received: rate=None"):
         tf.nn.dropout(tf.zeros([2]))
+    with pytest.raises(ValueError, match="Cannot specify both 'keep_prob' and 'rate'."):
+        tf.nn.dropout(tf.zeros([2]), 0.5, rate=0.5)
+    with pytest.raises(ValueError, match="Shape \\(2,\\) must have rank 0"):
+        tf.nn.dropout(tf.zeros([2]), rate=tf.constant([0.5, 0.5]))
 
 
 def test_op_types_and_gradient_ops_match_tensorflow():

@@ -99,7 +99,7 @@ def test_global_step_goes_to_ps_and_the_train_op_is_colocated_with_it():
     assert loss.op.device == "/job:worker"
     got = devices()
     assert got["GradientDescent/update_w/ApplyGradientDescent"] == "/job:ps/task:1"
-    assert got["gradients/Square_grad/mul_1"] == "/job:worker"
+    assert got["gradients/Square_grad/Mul_1"] == "/job:worker"
 
 
 def test_custom_ps_ops_and_strategy():
