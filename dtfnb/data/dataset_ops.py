@@ -270,11 +270,14 @@ class Dataset(Structured):
 
 
 def _components(tensors):
-    """Converts the leaves of a tuple/dict structure to tensors (a list is one tensor)."""
+    """Converts the leaves of a tuple/dict structure to tensors (a list is one tensor),
+    under TensorFlow's names: "normalize_element/component_<i>" by flattened position."""
     if isinstance(tensors, Dataset):
         raise TypeError("A Dataset cannot be an element of another Dataset")
-    return nest.map_structure(lambda value: convert_to_tensor(value, name="component"),
-                              tensors)
+    flat = nest.flatten(tensors)
+    with graph_of(*flat).name_scope("normalize_element"):
+        flat = [convert_to_tensor(value, name=f"component_{i}") for i, value in enumerate(flat)]
+    return nest.pack_sequence_as(tensors, flat)
 
 
 def _to_tensors(result):

@@ -4,7 +4,7 @@ import collections.abc
 
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.indexed_slices import IndexedSlices
-from dtfnb.ops import array_ops, joining_ops, math_ops, unary_ops
+from dtfnb.ops import array_ops, constant_op, joining_ops, math_ops, nn_ops, unary_ops
 from dtfnb.ops.building import graph_of
 
 
@@ -36,16 +36,33 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
                                   name=scope)
 
 
-def global_norm(t_list, name=None):
-    """sqrt(sum of the squared elements of every tensor in `t_list`); None entries skipped."""
+def _sequence(t_list):
     if isinstance(t_list, str) or not isinstance(t_list, collections.abc.Sequence):
-        raise TypeError("t_list should be a sequence")
-    values = [convert_to_tensor(t.values if isinstance(t, IndexedSlices) else t)
-              for t in t_list if t is not None]
-    with graph_of(values).name_scope(name or "global_norm") as scope:
-        squares = [math_ops.reduce_sum(unary_ops.square(v)) for v in values]
-        total = math_ops.reduce_sum(joining_ops.stack(squares))
-        return unary_ops.sqrt(total, name=scope)
+        raise TypeError("`t_list` should be a sequence of tensors. Received "
+                        f"{type(t_list)}.")
+    return list(t_list)
+
+
+def _values(t_list):
+    """The tensors of `t_list` (an IndexedSlices' values), converted as "t_<i>"; None kept."""
+    return [None if t is None else
+            convert_to_tensor(t.values if isinstance(t, IndexedSlices) else t, name=f"t_{i}")
+            for i, t in enumerate(t_list)]
+
+
+def global_norm(t_list, name=None):
+    """sqrt(sum of the squared elements of every tensor in `t_list`); None entries skipped.
+    As TensorFlow builds it: twice the sum of each tensor's L2Loss (computed beside it)."""
+    t_list = _sequence(t_list)
+    with graph_of(*t_list).name_scope(name or "global_norm"):
+        halves = []
+        for v in _values(t_list):
+            if v is not None:
+                with v.graph.colocate_with(v):
+                    halves.append(nn_ops.l2_loss(v))
+        half = math_ops.reduce_sum(joining_ops.stack(halves))
+        return unary_ops.sqrt(half * constant_op.constant(2.0, dtype=half.dtype),
+                              name="global_norm")
 
 
 def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
@@ -55,27 +72,23 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
     Returns:
       (list of clipped tensors, None where the input was None; the global norm).
     """
-    if isinstance(t_list, str) or not isinstance(t_list, collections.abc.Sequence):
-        raise TypeError("t_list should be a sequence")
-    t_list = list(t_list)
+    t_list = _sequence(t_list)
     if use_norm is None:
         use_norm = global_norm(t_list, name)
-    graph = graph_of(use_norm)
-    with graph.name_scope(name or "clip_by_global_norm"):
-        dtype = use_norm.dtype.base_dtype
-        clip_norm = convert_to_tensor(clip_norm, dtype=dtype, name="clip_norm")
-        one = convert_to_tensor(1.0, dtype=dtype)
-        # A zero norm gives 1/0 = inf, and min(inf, 1/clip_norm) keeps the scale at 1.
-        scale = clip_norm * math_ops.minimum(one / use_norm, one / clip_norm)
+    with graph_of(*t_list, use_norm).name_scope(name or "clip_by_global_norm") as scope:
+        scale = clip_norm * math_ops.minimum(
+            1.0 / use_norm, constant_op.constant(1.0, dtype=use_norm.dtype) / clip_norm)
+        scale = scale + (use_norm - use_norm)   # NaN where the norm is not finite
         clipped = []
-        for i, t in enumerate(t_list):
-            if t is None:
+        for i, (t, v) in enumerate(zip(t_list, _values(t_list))):
+            if v is None:
                 clipped.append(None)
                 continue
+            with v.graph.colocate_with(v):
+                # (TensorFlow names it after the scope, inside the scope)
+                v = array_ops.identity(v * math_ops.cast(scale, v.dtype),
+                                       name=f"{scope}_{i}")
             # An IndexedSlices stays sparse: only its rows are scaled.
-            values = convert_to_tensor(t.values if isinstance(t, IndexedSlices) else t)
-            values = array_ops.identity(values * math_ops.cast(scale, values.dtype),
-                                        name=f"_{i}")
-            clipped.append(IndexedSlices(values, t.indices, t.dense_shape)
-                           if isinstance(t, IndexedSlices) else values)
+            clipped.append(IndexedSlices(v, t.indices, t.dense_shape)
+                           if isinstance(t, IndexedSlices) else v)
     return clipped, use_norm

@@ -435,10 +435,11 @@ NotDifferentiable("All")
 
 
 def _all_axes(x):
-    """TensorFlow's _ReductionDims: a constant for a tensor of known rank (but 0), else a
-    range to its Rank (a value, not yet a tensor, converts there first)."""
-    if isinstance(x, Tensor) and x.shape.ndims:
-        return constant_op.constant(np.arange(x.shape.ndims, dtype=np.int32))
+    """TensorFlow's _ReductionDims: a constant for a tensor or variable of known rank (but
+    0), else a range to its Rank (a value, not yet a tensor, converts there first)."""
+    rank = x.shape.ndims if isinstance(getattr(x, "shape", None), TensorShape) else None
+    if rank:
+        return constant_op.constant(np.arange(rank, dtype=np.int32))
     return _range(0, array_ops.rank(x), 1)
 
 

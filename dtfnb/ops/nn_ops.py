@@ -513,15 +513,15 @@ for _op in ("InTopKV2", "BiasAddGrad"):
 
 def in_top_k(predictions, targets, k, name=None):
     """Whether each target class is among the k largest predictions of its row (ties count)."""
-    predictions = convert_to_tensor(predictions, dtype=dtypes.float32, name="predictions")
-    targets = convert_to_tensor(targets, name="targets")
-    check_type(targets.dtype, (dtypes.int32, dtypes.int64), "targets")
-    if predictions.shape.ndims not in (None, 2):
-        raise ValueError(f"Shape must be rank 2 but is rank {predictions.shape.ndims} for "
-                         "'InTopKV2' (op: 'InTopKV2')")
     # TensorFlow's in_top_k wraps the generated InTopKV2 in a scope of its own
-    with graph_of(predictions).name_scope(name or "in_top_k"), \
-            op_scope("InTopKV2", None, predictions) as scope:
+    with graph_of(predictions, targets).name_scope(name or "in_top_k"), \
+            op_scope("InTopKV2", None, predictions, targets) as scope:
+        predictions = convert_to_tensor(predictions, dtype=dtypes.float32, name="predictions")
+        targets = convert_to_tensor(targets, name="targets")
+        check_type(targets.dtype, (dtypes.int32, dtypes.int64), "targets")
+        if predictions.shape.ndims not in (None, 2):
+            raise ValueError(f"Shape must be rank 2 but is rank {predictions.shape.ndims} "
+                             "for 'InTopKV2' (op: 'InTopKV2')")
         k = convert_to_tensor(k, dtype=targets.dtype.base_dtype, name="k")
         return make_tensor("InTopKV2", [predictions, targets, k], dtypes.bool_, name=scope,
                            attrs={"T": targets.dtype.base_dtype})

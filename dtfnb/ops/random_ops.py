@@ -14,7 +14,7 @@ from dtfnb.framework.random_seed import seed_attrs
 from dtfnb.framework.registry import NotDifferentiable, define_op
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import math_ops
-from dtfnb.ops.building import make_tensor, op_scope
+from dtfnb.ops.building import make_tensor, one_input_op, op_scope
 from dtfnb.ops.constant_op import constant
 from dtfnb.ops.shape_util import shape_value
 
@@ -116,7 +116,4 @@ def random_uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None
 
 def random_shuffle(value, seed=None, name=None):
     """Shuffles `value` along its first dimension."""
-    value = convert_to_tensor(value, name="value")
-    attrs = {"T": value.dtype.base_dtype, **seed_attrs(seed)}
-    return make_tensor("RandomShuffle", [value], value.dtype.base_dtype,
-                       name=name or "RandomShuffle", attrs=attrs)
+    return one_input_op("RandomShuffle", value, name, "value", seed_attrs(seed))

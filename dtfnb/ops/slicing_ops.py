@@ -81,10 +81,7 @@ def invert_permutation(x, name=None):
 
 @RegisterGradient("Transpose")
 def _transpose_grad(op, grad):
-    perm = constant_value(op.inputs[1])
-    inverse = (np.argsort(np.reshape(perm, -1)).astype(np.int32) if perm is not None
-               else invert_permutation(op.inputs[1]))
-    return transpose(grad, inverse), None
+    return transpose(grad, invert_permutation(op.inputs[1])), None
 
 
 # -- tile, pad, slice ------------------------------------------------------------------

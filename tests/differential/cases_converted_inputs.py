@@ -146,3 +146,36 @@ def dropout_graphs(tf):
             outcome(tf.nn.dropout, X), outcome(tf.nn.dropout, [1, 2], 0.5),
             outcome(tf.nn.dropout, X, rate=tf.constant([0.5, 0.5])),
             outcome(tf.nn.dropout, X, rate=tf.constant(0.5, tf.float64)))
+
+
+@case
+def more_builders_of_values(tf):
+    """in_top_k, random_shuffle and a dataset's elements convert values under TensorFlow's
+    names ("in_top_k/InTopKV2/predictions", "RandomShuffle/value",
+    "normalize_element/component_0"); a reduction of a variable over all its axes takes
+    them as a constant, as of a tensor."""
+    v = tf.Variable(X, name="v")
+    built = [tf.nn.in_top_k(X, [0, 1], 1), tf.random_shuffle(X, seed=1).shape,
+             tf.reduce_sum(v), tf.reduce_mean(v, keepdims=True),
+             tf.data.Dataset.from_tensor_slices((X, [1, 2])).output_shapes,
+             tf.data.Dataset.from_tensors({"a": X, "b": 3.0}).output_types]
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        values = sess.run(built[:1] + built[2:4])
+    return values, built[1].as_list(), str(built[4]), str(built[5]), _graph(tf)
+
+
+@case
+def clipping_by_global_norm(tf):
+    """global_norm and clip_by_global_norm as TensorFlow builds them (an L2Loss per tensor,
+    each clipped tensor an identity named after the scope); a norm that is not finite
+    makes every clipped value NaN, as TensorFlow documents."""
+    t = [X, None, X * 10]
+    clipped, norm = tf.clip_by_global_norm(t, 5.0)
+    inf_clipped, _ = tf.clip_by_global_norm([X], 1.0, use_norm=tf.constant(np.inf))
+    named, _ = tf.clip_by_global_norm([X], 1.0, name="clip")
+    with tf.Session() as sess:
+        values = sess.run([clipped[0], clipped[2], norm, tf.global_norm(t), inf_clipped,
+                           named])
+    return (values, clipped[1], _graph(tf), outcome(tf.global_norm, X),
+            outcome(tf.clip_by_global_norm, "abc", 1.0))

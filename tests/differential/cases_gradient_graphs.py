@@ -253,3 +253,19 @@ def a_fed_placeholder_as_control_input(tf):
 
 
 CASES["a_fed_placeholder_as_control_input"] = a_fed_placeholder_as_control_input
+
+
+def transpose_gradient(tf):
+    """transpose's gradient transposes by InvertPermutation of the perm, constant or not,
+    as TensorFlow's."""
+    x = tf.placeholder(tf.float32, [2, 3, 4], name="x")
+    perm = tf.placeholder(tf.int32, [3], name="perm")
+    grads = tf.gradients([tf.transpose(x, [2, 0, 1]), tf.transpose(x),
+                          tf.transpose(x, perm)], [x])
+    with tf.Session() as sess:
+        value = sess.run(grads, {x: np.arange(24, dtype=np.float32).reshape(2, 3, 4),
+                                 perm: [1, 2, 0]})
+    return value, node_defs(tf.get_default_graph())
+
+
+CASES["transpose_gradient"] = transpose_gradient
