@@ -50,6 +50,7 @@ from dtfnb.train.input import (
     slice_input_producer,
     string_input_producer,
 )
+from dtfnb.train.learning_rate_decay import exponential_decay
 from dtfnb.train.momentum import MomentumOptimizer
 from dtfnb.train.monitored_session import (
     ChiefSessionCreator,

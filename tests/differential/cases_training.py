@@ -221,3 +221,28 @@ CASES.update({
     "sparse_xent_run_fewer_labels": _sparse_xent_run(_LOGITS[0], [0], True),
     "sparse_xent_run_fewer_labels_rank_unknown": _sparse_xent_run(_LOGITS, [[2]], False),
 })
+
+
+def exponential_decay(tf):
+    """tf.train.exponential_decay, the book's learning rate schedule: TensorFlow's graph,
+    its rate as the global step advances (smooth and staircase), and training with it."""
+    global_step = tf.train.get_or_create_global_step()
+    smooth = tf.train.exponential_decay(0.1, global_step, 3, 0.5)
+    stairs = tf.train.exponential_decay(0.1, global_step, 3, 0.5, staircase=True,
+                                        name="stairs")
+    _, _, loss = _linear_loss(tf)
+    train = tf.train.GradientDescentOptimizer(stairs).minimize(loss, global_step=global_step)
+    rates = []
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(7):
+            rates.append(sess.run([global_step, smooth, stairs]))
+            sess.run(train)
+    # (the rest of the graph differs as differences.md says: gating, staleness records)
+    nodes = node_defs(tf.get_default_graph())
+    return (rates, [n for n in nodes if n["name"].split("/")[0] in ("ExponentialDecay",
+                                                                    "stairs")],
+            [(n["name"], n["inputs"][1]) for n in nodes if n["type"] == "ApplyGradientDescent"])
+
+
+CASES["exponential_decay"] = exponential_decay
