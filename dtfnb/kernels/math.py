@@ -318,6 +318,11 @@ _reduction("All", lambda xp, x, axes, keep: x.all(axis=axes, keepdims=keep))
 
 
 def _arg(op_type, fn_name):
+    """ArgMax or ArgMin as TensorFlow's (Eigen's tuple reducers): starting from index 0
+    with the lowest (highest) finite value, an element takes over only when greater
+    (smaller), so a NaN never wins, nor does -inf (inf); ties go to the first."""
+    bound = "min" if fn_name == "argmax" else "max"
+
     @register_kernel(op_type)
     def kernel(ctx, step, x, axis):
         axis = int(host(axis).reshape(-1)[0])
@@ -327,7 +332,12 @@ def _arg(op_type, fn_name):
         if x.shape[axis] == 0:
             raise InvalidArgumentError(None, None, f"Reduction axis {axis} is empty in shape "
                                        f"{dims_string(x.shape)}")
-        return _out(ctx, getattr(ctx.xp, fn_name)(x, axis=axis))
+        xp = ctx.xp
+        if x.dtype.kind == "f" and not bool(xp.isfinite(x).all()):
+            limit = getattr(np.finfo(x.dtype), bound)
+            beyond = x < limit if bound == "min" else x > limit
+            x = xp.where(xp.isnan(x) | beyond, x.dtype.type(limit), x)
+        return _out(ctx, getattr(xp, fn_name)(x, axis=axis))
 
     kernel.__name__ = f"_{op_type.lower()}"
     return kernel

@@ -212,27 +212,42 @@ realdiv = _binary("RealDiv", "realdiv")
 
 
 def div_no_nan(x, y, name=None):
-    """x / y, and 0 where y is 0."""
+    """x / y, and 0 where y is 0; integers divide as floats, as in truediv."""
     with graph_of(x, y).name_scope(name or "div_no_nan") as scope:
-        return binary_op("DivNoNan", x, y, scope)
+        return _true_division("DivNoNan", x, y, scope, "tf.math.divide_no_nan")
 
 
-_TRUEDIV_FLOAT = {dtypes.uint8: dtypes.float32, dtypes.int8: dtypes.float32,
-                  dtypes.uint16: dtypes.float32, dtypes.int16: dtypes.float32,
-                  dtypes.int32: dtypes.float64, dtypes.int64: dtypes.float64}
+# TensorFlow's _TRUEDIV_TABLE: the dtypes true division takes, integers cast to a float
+# first (None: divided as they are).
+_TRUEDIV_TABLE = {
+    dtypes.uint8: dtypes.float32, dtypes.int8: dtypes.float32,
+    dtypes.uint16: dtypes.float32, dtypes.int16: dtypes.float32,
+    dtypes.uint32: dtypes.float64, dtypes.int32: dtypes.float64,
+    dtypes.uint64: dtypes.float64, dtypes.int64: dtypes.float64,
+    **dict.fromkeys((dtypes.bfloat16, dtypes.float16, dtypes.float32, dtypes.float64,
+                     dtypes.complex64, dtypes.complex128)),
+}
+
+
+def _true_division(op_type, x, y, scope, caller):
+    x, y = convert_operands(x, y)
+    dtype = x.dtype.base_dtype
+    if dtype != y.dtype.base_dtype:
+        raise TypeError(f"`x` and `y` must have the same dtype, got {dtype!r} != "
+                        f"{y.dtype.base_dtype!r}.")
+    if dtype not in _TRUEDIV_TABLE:
+        raise TypeError(f"Invalid dtype {dtype!r} in {caller}. Expected one of "
+                        f"{{{', '.join(repr(t) for t in _TRUEDIV_TABLE)}}}.")
+    target = _TRUEDIV_TABLE[dtype]
+    if target is not None:
+        x, y = cast(x, target), cast(y, target)
+    return binary_op(op_type, x, y, scope)
 
 
 def truediv(x, y, name=None):
     """Division that casts integers to floats first, as Python 3's `/`."""
     with graph_of(x, y).name_scope(name or "truediv") as scope:
-        x, y = convert_operands(x, y)
-        if x.dtype.base_dtype != y.dtype.base_dtype:
-            raise TypeError(f"`x` and `y` must have the same dtype, got {x.dtype.base_dtype!r}"
-                            f" != {y.dtype.base_dtype!r}.")
-        target = _TRUEDIV_FLOAT.get(x.dtype.base_dtype)
-        if target is not None:
-            x, y = cast(x, target), cast(y, target)
-        return binary_op("RealDiv", x, y, scope)
+        return _true_division("RealDiv", x, y, scope, "__truediv__")
 
 
 def divide(x, y, name=None):
