@@ -497,12 +497,18 @@ def where(condition, x=None, y=None, name=None):
             condition = convert_to_tensor(condition, dtype=dtypes.bool_, name="condition")
             return make_tensor("Where", [condition], dtypes.int64, name=scope,
                                attrs={"T": dtypes.bool_})
+    return _choice("Select", condition, x, y, name)
+
+
+def _choice(op_type, condition, x, y, name):
+    """Select or SelectV2: `x` where `condition` holds, `y` elsewhere, values converted in
+    the op's scope under TensorFlow's names ("Select/condition", "Select/t", "Select/e")."""
     if x is None or y is None:
         raise ValueError("x and y must both be non-None or both be None.")
-    with op_scope("Select", name, condition, x, y) as scope:
+    with op_scope(op_type, name, condition, x, y) as scope:
         condition = convert_to_tensor(condition, dtype=dtypes.bool_, name="condition")
-        x, y = binary_inputs(x, y, "Select", names=("t", "e"))
-        return make_tensor("Select", [condition, x, y], x.dtype.base_dtype, name=scope,
+        x, y = binary_inputs(x, y, op_type, names=("t", "e"))
+        return make_tensor(op_type, [condition, x, y], x.dtype.base_dtype, name=scope,
                            attrs={"T": x.dtype.base_dtype})
 
 
@@ -530,22 +536,16 @@ def where_v2(condition, x=None, y=None, name=None):
     `condition` holds and `y` elsewhere, the three broadcast together (tf.where_v2)."""
     if x is None and y is None:
         return where(condition, name=name)
-    if x is None or y is None:
-        raise ValueError("x and y must both be non-None or both be None.")
-    with op_scope("SelectV2", name, condition, x, y) as scope:
-        condition = convert_to_tensor(condition, dtype=dtypes.bool_, name="condition")
-        x, y = binary_inputs(x, y, "SelectV2", names=("t", "e"))
-        return make_tensor("SelectV2", [condition, x, y], x.dtype.base_dtype, name=scope,
-                           attrs={"T": x.dtype.base_dtype})
+    return _choice("SelectV2", condition, x, y, name)
 
 
 @RegisterGradient("SelectV2")
 def _select_v2_grad(op, grad):
-    condition, x, y = op.inputs
     from dtfnb.ops.math_ops import reduce_gradient_args  # a higher family: ops/__init__.py
 
-    zeros_ = zeros([], dtype=grad.dtype.base_dtype)
-    gx, gy = where_v2(condition, grad, zeros_), where_v2(condition, zeros_, grad)
+    condition, x, y = op.inputs
+    zero = zeros([], dtype=grad.dtype.base_dtype)
+    gx, gy = where_v2(condition, grad, zero), where_v2(condition, zero, grad)
     gx, _ = reduce_gradient_args(x, op.outputs[0], gx, None)
     gy, _ = reduce_gradient_args(y, op.outputs[0], gy, None)
     return None, gx, gy
