@@ -61,15 +61,17 @@ from dtfnb.ops.slicing_ops import (
     sparse_segment_sqrt_n, sparse_segment_sum, strided_slice, tile, transpose,
     unsorted_segment_sum)
 from dtfnb.ops.math_ops import (
-    add, add_n, argmax, argmin, broadcast_to, cast, div, div_no_nan, divide, equal,
-    floordiv, floormod, greater, greater_equal, less, less_equal, logical_and, logical_not,
-    logical_or, logical_xor, maximum, minimum, mod, multiply, not_equal, pow, range, realdiv,
+    add, add_n, broadcast_to, cast, div, div_no_nan, divide, equal, floordiv, floormod,
+    greater, greater_equal, less, less_equal, logical_and, logical_not, logical_or,
+    logical_xor, maximum, minimum, mod, multiply, not_equal, pow, range, realdiv,
     reduce_all, reduce_any, reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum,
-    squared_difference, subtract, to_double, to_float, to_int32, to_int64, truediv,
-    truncatediv, truncatemod)
+    scalar_mul, squared_difference, subtract, to_double, to_float, to_int32, to_int64,
+    truediv, truncatediv, truncatemod)
 from dtfnb.ops.unary_ops import (
-    abs, ceil, cos, exp, floor, log, log1p, negative, reciprocal, round, rsqrt, sign, sin, sqrt,
-    square)
+    abs, ceil, cos, exp, floor, is_finite, is_inf, is_nan, log, log1p, negative, reciprocal,
+    round, rsqrt, sign, sin, sqrt, square)
+from dtfnb.ops.arg_ops import argmax, argmin
+from dtfnb.ops.compound_reductions import count_nonzero, norm, reduce_logsumexp
 from dtfnb.ops.linalg_ops import matmul
 from dtfnb.ops.scan_ops import cumprod, cumsum
 from dtfnb.ops.set_ops import setdiff1d

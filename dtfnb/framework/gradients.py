@@ -16,6 +16,16 @@ from dtfnb.framework import registry
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.indexed_slices import IndexedSlices
 
+# TensorFlow 2.21's words (no space before the op's name, as in TensorFlow).
+_NO_GRADIENT = (
+    "No gradient defined for operation'{op.name}' (op type: {op.type}). In general every "
+    "operation must have an associated `@tf.RegisterGradient` for correct autodiff, which "
+    "this op is lacking. If you want to pretend this operation is a constant in your "
+    "program, you may insert `tf.stop_gradient`. This can be useful to silence the error in "
+    "cases where you know gradients are not needed, e.g. the forward pass of "
+    "tf.custom_gradient. Please see more details in "
+    "https://www.tensorflow.org/api_docs/python/tf/custom_gradient.")
+
 
 def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_ops=False,
               gate_gradients=False, aggregation_method=None, stop_gradients=None):
@@ -77,8 +87,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
             try:
                 grad_fn = registry.gradient_function(op.type)
             except LookupError:
-                raise LookupError(f"No gradient defined for operation '{op.name}' (op type: "
-                                  f"{op.type})") from None
+                raise LookupError(_NO_GRADIENT.format(op=op)) from None
             if grad_fn is None:
                 continue
             with _colocated(graph, op, colocate_gradients_with_ops):

@@ -116,6 +116,26 @@ def _tanh_grad(ctx, step, y, dy):
     return dy * (1 - y * y)
 
 
+@register_kernel("Softplus")
+def _softplus(ctx, step, x):
+    """TensorFlow's: x itself where exp(x) may overflow and log(1 + exp(x)) is x within
+    epsilon, exp(x) where it is exp(x) within epsilon, else log(exp(x) + 1)."""
+    xp = ctx.xp
+    threshold = x.dtype.type(np.log(np.finfo(x.dtype).eps) + 2)
+    exp = xp.exp(x)
+    return xp.where(x > -threshold, x, xp.where(x < threshold, exp, xp.log(exp + 1)))
+
+
+@register_kernel("Softsign")
+def _softsign(ctx, step, x):
+    return x / (ctx.xp.abs(x) + 1)
+
+
+@register_kernel("SoftsignGrad")
+def _softsign_grad(ctx, step, grad, features):
+    return grad / ctx.xp.square(ctx.xp.abs(features) + 1)
+
+
 # -- softmax and cross entropies ------------------------------------------------------
 
 def _log_softmax(xp, logits):

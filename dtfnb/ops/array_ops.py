@@ -231,6 +231,13 @@ def reshape(tensor, shape, name=None):
 
 @RegisterGradient("Reshape")
 def _reshape_grad(op, grad):
+    """TensorFlow's: where the input's static shape lacks one dim (and has no 0), that
+    shape as a list with -1 for it, which ties in no Shape op; else the input's Shape."""
+    dims = op.inputs[0].shape
+    if dims.ndims is not None and not dims.is_fully_defined():
+        dims = dims.as_list()
+        if dims.count(None) == 1 and 0 not in dims:
+            return reshape(grad, [-1 if d is None else d for d in dims]), None
     return reshape(grad, _shape_of(op.inputs[0])), None
 
 

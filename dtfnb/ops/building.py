@@ -76,6 +76,14 @@ def binary_inputs(x, y, op_type="op", names=("x", "y")):
     return x, y
 
 
+def renamed_argument(new_name, new_value, old_name, old_value):
+    """TensorFlow's lookup of an argument given under its new name or its deprecated one
+    (`dim` for `axis`, `keep_dims` for `keepdims`): ValueError if both are."""
+    if new_value is not None and old_value is not None:
+        raise ValueError(f"Cannot specify both '{old_name}' and '{new_name}'.")
+    return old_value if new_value is None else new_value
+
+
 def check_type(dtype, allowed, parameter):
     """`dtype`'s base type, if it is one of the types `allowed` for the op's `parameter`:
     else the TypeError TensorFlow's op wrappers raise."""

@@ -16,6 +16,7 @@ import numpy as np
 from dtfnb.base import dtypes
 from dtfnb.base.shapes import TensorShape, unknown_shape
 from dtfnb.framework.convert import convert_to_tensor
+from dtfnb.framework.indexed_slices import IndexedSlices
 from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import array_ops, constant_op, joining_ops
@@ -341,10 +342,10 @@ def _pow_grad(op, grad):
 
 def _min_max_grad(op, grad, selector):
     x, y = op.inputs
-    x_wins = selector(x, y)
     zeros = array_ops.zeros_like(grad)
-    return _binary_grads(op, array_ops.where(x_wins, grad, zeros),
-                         array_ops.where(x_wins, zeros, grad))
+    x_wins = selector(x, y)
+    return _binary_grads(op, array_ops.where_v2(x_wins, grad, zeros),
+                         array_ops.where_v2(x_wins, zeros, grad))
 
 
 @RegisterGradient("Maximum")
@@ -360,9 +361,21 @@ def _minimum_grad(op, grad):
 @RegisterGradient("SquaredDifference")
 def _squared_difference_grad(op, grad):
     x, y = op.inputs
-    two = constant_op.constant(2, dtype=grad.dtype.base_dtype)
-    gx = multiply(two, grad) * (x - y)
+    with grad.graph.control_dependencies([grad]):   # as TensorFlow's
+        gx = scalar_mul(2.0, grad) * (x - y)
     return _binary_grads(op, gx, negative(gx))
+
+
+def scalar_mul(scalar, x, name=None):
+    """`scalar` (converted to x's dtype) times `x`, a tensor or an IndexedSlices, whose
+    values it scales."""
+    scalar = convert_to_tensor(scalar, dtype=x.dtype.base_dtype, name="scalar")
+    if scalar.shape.ndims != 0:
+        raise ValueError(f"The input scalar must be a 0-D value. Received shape "
+                         f"{scalar.shape}.")
+    if isinstance(x, IndexedSlices):
+        return IndexedSlices(multiply(scalar, x.values, name), x.indices, x.dense_shape)
+    return multiply(scalar, x, name)
 
 
 # -- comparisons and logic ------------------------------------------------------------
@@ -415,7 +428,7 @@ def logical_xor(x, y, name="LogicalXor"):
 
 # -- reductions -----------------------------------------------------------------------
 
-def _reduced_dims(op, dims, axes, keep, out_of_range):
+def reduced_dims(op, dims, axes, keep, out_of_range):
     """`dims` less (or, kept, 1 for) those `axes` name; `out_of_range(axis, rank)` is the
     shape function's words for an axis the rank does not have."""
     rank = len(dims)
@@ -437,7 +450,7 @@ def _reduction_shape(op):
         return [unknown_shape()]
     if axes is None:
         return [unknown_shape(x.ndims) if keep else unknown_shape()]
-    return [TensorShape(_reduced_dims(
+    return [TensorShape(reduced_dims(
         op, x.as_list(), axes, keep,
         lambda a, rank: f"Invalid reduction dimension {a} for input with {rank} dimensions."))]
 
@@ -631,47 +644,6 @@ def _prod_grad(op, grad):
     others = array_ops.reshape(before * after, permuted_shape)
     out = grad * slicing_ops.transpose(others, slicing_ops.invert_permutation(perm))
     return array_ops.reshape(out, shape), None
-
-
-# -- arg max/min ----------------------------------------------------------------------
-
-def _arg_shape(op):
-    x = op.inputs[0].shape
-    axis = constant_value(op.inputs[1])
-    if x.ndims is None or axis is None:
-        return [unknown_shape()]
-    return [TensorShape(_reduced_dims(
-        op, x.as_list(), axis, False,
-        lambda a, rank: f"Dimension ({a}) must be in the range [{-rank}, {rank}), where "
-                        f"{rank} is the number of dimensions in the input."))]
-
-
-define_op("ArgMax", _arg_shape)
-define_op("ArgMin", _arg_shape)
-NotDifferentiable("ArgMax")
-NotDifferentiable("ArgMin")
-
-
-def _arg(op_type, input, axis, name, dimension, output_type):  # noqa: A002
-    if axis is None:
-        axis = 0 if dimension is None else dimension
-    output_type = dtypes.as_dtype(output_type)
-    with op_scope(op_type, name, input) as scope:
-        x = convert_to_tensor(input, name="input")
-        axis = int_tensor(axis, name="dimension")
-        return make_tensor(op_type, [x, axis], output_type, name=scope,
-                           attrs={"T": x.dtype.base_dtype, "Tidx": axis.dtype,
-                                  "output_type": output_type})
-
-
-def argmax(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002
-    """The index of the largest value along `axis` (`dimension` is its older spelling)."""
-    return _arg("ArgMax", input, axis, name, dimension, output_type)
-
-
-def argmin(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002
-    """The index of the smallest value along `axis` (`dimension` is its older spelling)."""
-    return _arg("ArgMin", input, axis, name, dimension, output_type)
 
 
 # -- casts and add_n ------------------------------------------------------------------

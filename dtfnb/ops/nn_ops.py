@@ -32,6 +32,7 @@ from dtfnb.ops.building import (
     make_tensor,
     one_input_op,
     op_scope,
+    renamed_argument,
 )
 from dtfnb.ops.shape_util import broadcast_shape, shape_error
 
@@ -60,10 +61,11 @@ def _binary(op_type, a, b, attrs=None):
 
 # -- activations ----------------------------------------------------------------------
 
-for _op in ("Relu", "Relu6", "Elu", "Selu", "LeakyRelu", "Sigmoid", "Tanh"):
+for _op in ("Relu", "Relu6", "Elu", "Selu", "LeakyRelu", "Sigmoid", "Tanh", "Softplus",
+            "Softsign"):
     define_op(_op, _same_shape)
 for _op in ("ReluGrad", "Relu6Grad", "EluGrad", "SeluGrad", "LeakyReluGrad", "SigmoidGrad",
-            "TanhGrad"):
+            "TanhGrad", "SoftsignGrad"):
     define_op(_op, _merged_shape)
 
 
@@ -85,6 +87,26 @@ def elu(features, name=None):
 def selu(features, name=None):
     """scale * elu with alpha, the self-normalising constants of Klambauer et al."""
     return _unary("Selu", features, name)
+
+
+def softplus(features, name=None):
+    """log(exp(features) + 1), computed without overflow."""
+    return _unary("Softplus", features, name)
+
+
+def softsign(features, name=None):
+    """features / (abs(features) + 1)."""
+    return _unary("Softsign", features, name)
+
+
+@RegisterGradient("Softplus")
+def _softplus_grad(op, grad):
+    return grad * sigmoid(op.inputs[0])
+
+
+@RegisterGradient("Softsign")
+def _softsign_grad(op, grad):
+    return _binary("SoftsignGrad", grad, op.inputs[0])
 
 
 def leaky_relu(features, alpha=0.2, name=None):
@@ -281,13 +303,6 @@ def _ensure_xent_args(name, labels, logits):
                          f"Received: labels={labels} and logits={logits}")
 
 
-def _renamed(new_name, new_value, old_name, old_value):
-    """TensorFlow's lookup of an argument under its new name or its deprecated one."""
-    if new_value is not None and old_value is not None:
-        raise ValueError(f"Cannot specify both '{old_name}' and '{new_name}'.")
-    return old_value if new_value is None else new_value
-
-
 def _broadcast_mul(vec, mat):
     return array_ops.expand_dims(vec, -1) * mat
 
@@ -297,7 +312,7 @@ def softmax_cross_entropy_with_logits_v2(labels, logits, axis=None, name=None, d
 
     As TensorFlow builds it: float16 and bfloat16 logits computed in float32, `axis` moved
     last, both flattened to matrices for the op, the loss reshaped back."""
-    axis = _renamed("axis", axis, "dim", dim)
+    axis = renamed_argument("axis", axis, "dim", dim)
     axis = -1 if axis is None else axis
     graph = graph_of(logits, labels)
     with graph.as_default(), graph.name_scope(name or "softmax_cross_entropy_with_logits") \
@@ -343,7 +358,7 @@ def _flatten_outer_dims(x):
 
 def softmax_cross_entropy_with_logits(labels=None, logits=None, dim=-1, name=None, axis=None):
     """TensorFlow 1's version: like _v2, but no gradient flows into `labels`."""
-    dim = _renamed("axis", axis, "dim", dim)
+    dim = renamed_argument("axis", axis, "dim", dim)
     _ensure_xent_args("softmax_cross_entropy_with_logits", labels, logits)
     graph = graph_of(logits, labels)
     with graph.as_default(), graph.name_scope(name or "softmax_cross_entropy_with_logits_sg") \
@@ -539,7 +554,7 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
     except TypeError:
         raise ValueError("`keep_prob` must be a floating point number or Tensor. "
                          f"Received: keep_prob={keep_prob}") from None
-    rate = _renamed("rate", rate, "keep_prob", rate_from_keep_prob)
+    rate = renamed_argument("rate", rate, "keep_prob", rate_from_keep_prob)
     if rate is None:
         raise ValueError(f"`rate` must be provided. Received: rate={rate}")
     with op_scope("dropout", name, x):
@@ -582,3 +597,36 @@ def _noise_shape(x, noise_shape):
         return noise_shape
     return TensorShape([g if g is not None else d
                         for g, d in zip(given.as_list(), x.shape.as_list())])
+
+
+# -- moments, l2_normalize --------------------------------------------------------------
+
+def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):
+    """The mean and variance of `x` over `axes` (`shift` is accepted and unused, as in
+    TensorFlow); float16 is computed in float32."""
+    keepdims = bool(renamed_argument("keepdims", keepdims, "keep_dims", keep_dims))
+    with graph_of(x).name_scope(name or "moments"):
+        half = getattr(x, "dtype", None) == dtypes.float16
+        y = math_ops.cast(x, dtypes.float32) if half else x
+        mean = math_ops.reduce_mean(y, axes, keepdims=True, name="mean")
+        variance = math_ops.reduce_mean(
+            math_ops.squared_difference(y, array_ops.stop_gradient(mean)), axes,
+            keepdims=True, name="variance")
+        if not keepdims:
+            mean, variance = array_ops.squeeze(mean, axes), array_ops.squeeze(variance, axes)
+        if half:
+            return math_ops.cast(mean, dtypes.float16), math_ops.cast(variance, dtypes.float16)
+        return mean, variance
+
+
+def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
+    """x / sqrt(max(sum(x ** 2, axis), epsilon)), of a real tensor."""
+    axis = renamed_argument("axis", axis, "dim", dim)
+    with graph_of(x).name_scope(name or "l2_normalize") as scope:
+        x = convert_to_tensor(x, name="x")
+        if x.dtype.is_complex:
+            raise TypeError("dtfnb's l2_normalize takes real tensors, not "
+                            f"{x.dtype.base_dtype.name}")
+        square_sum = math_ops.reduce_sum(unary_ops.square(x), axis, keepdims=True)
+        inverse_norm = unary_ops.rsqrt(math_ops.maximum(square_sum, epsilon))
+        return math_ops.multiply(x, inverse_norm, name=scope)

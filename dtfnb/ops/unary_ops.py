@@ -1,16 +1,18 @@
 """Elementwise functions of one tensor: negative, abs, sign, square, sqrt, rsqrt, exp, log,
-log1p, reciprocal, floor, ceil, round, sin, cos, and their gradients.
+log1p, reciprocal, floor, ceil, round, sin, cos, and their gradients; the tests is_nan,
+is_inf and is_finite.
 
 Below math_ops, which builds on them: their builders and gradients need no family above
 (a gradient's products and sums are the tensors' operators), but Square's gradient,
 which multiplies as TensorFlow's does with math_ops' multiply.
 """
 
+from dtfnb.base import dtypes
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import RegisterGradient, define_op
 from dtfnb.ops import constant_op
 from dtfnb.ops.array_ops import zeros_like
-from dtfnb.ops.building import make_tensor, one_input_op
+from dtfnb.ops.building import check_type, make_tensor, one_input_op, op_scope
 from dtfnb.ops.shape_util import merge_shapes
 
 
@@ -62,6 +64,29 @@ def round(x, name=None):  # noqa: A001 - TensorFlow's name
 
 sin = _unary("Sin", "sin")
 cos = _unary("Cos", "cos")
+
+_FLOATS = (dtypes.bfloat16, dtypes.float16, dtypes.float32, dtypes.float64)
+
+
+def _predicate(op_type, py_name):
+    """A bool test of each element of a float tensor, with no gradient (TensorFlow has
+    none): is_nan, is_inf, is_finite."""
+    define_op(op_type, lambda op: [op.inputs[0].shape])
+
+    def build(x, name=None):
+        with op_scope(op_type, name, x) as scope:
+            x = convert_to_tensor(x, name="x")
+            dtype = check_type(x.dtype, _FLOATS, "x")
+            return make_tensor(op_type, [x], dtypes.bool_, name=scope, attrs={"T": dtype})
+
+    build.__name__ = build.__qualname__ = py_name
+    build.__doc__ = f"Elementwise {op_type} of a float tensor: a bool tensor."
+    return build
+
+
+is_nan = _predicate("IsNan", "is_nan")
+is_inf = _predicate("IsInf", "is_inf")
+is_finite = _predicate("IsFinite", "is_finite")
 
 
 # -- gradients, as TensorFlow's math_grad builds them ------------------------------------

@@ -269,3 +269,27 @@ def transpose_gradient(tf):
 
 
 CASES["transpose_gradient"] = transpose_gradient
+
+
+def binary_and_reshape_gradients(tf):
+    """TensorFlow 2.21's gradients of maximum and minimum (SelectV2s, the zeros made
+    first), of squared_difference (scalar_mul of 2 under a control dependency on the
+    incoming gradient), and of a reshape whose input lacks one dim (a -1 in a constant
+    shape, no Shape op); scalar_mul of a tensor and of an IndexedSlices."""
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    y = tf.placeholder(tf.float32, [3], name="y")
+    outs = [tf.maximum(x, y), tf.minimum(x, 2.0), tf.squared_difference(x, y),
+            tf.reshape(x, [-1]), tf.scalar_mul(3, x)]
+    grads = tf.gradients(outs, [x, y])
+    params = tf.Variable(np.ones((4, 2), np.float32), name="params")
+    rows = tf.gradients(tf.gather(params, [0, 2]), params)[0]
+    scaled = tf.scalar_mul(0.5, rows)
+    feed = {x: [[1.0, 2.0, 3.0], [3.0, 2.0, 1.0]], y: [2.0, 2.0, 2.0]}
+    with tf.Session() as sess:
+        sess.run(params.initializer)
+        values = sess.run([outs, grads, scaled.values, scaled.indices], feed)
+    return (values, type(scaled).__name__, node_defs(tf.get_default_graph()),
+            outcome(tf.scalar_mul, [1.0, 2.0], x))
+
+
+CASES["binary_and_reshape_gradients"] = binary_and_reshape_gradients
