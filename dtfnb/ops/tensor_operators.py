@@ -4,6 +4,7 @@ Each binary operator opens a name scope named as TensorFlow's does ("add", "mul"
 "truediv", ...) so that `a + b` gets TensorFlow's op names.
 """
 
+from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import math_ops, unary_ops
 from dtfnb.ops.linalg_ops import matmul
@@ -14,7 +15,10 @@ def _binary_operator(fn, op_name):
         return _scoped(x, y, op_name, lambda scope: fn(x, y, name=scope))
 
     def backward(y, x):
-        return _scoped(x, y, op_name, lambda scope: fn(x, y, name=scope))
+        # TensorFlow's reflected operators convert the other value first, to the tensor's
+        # dtype, as "x" ("matmul/x" where matmul itself would name it "a").
+        return _scoped(x, y, op_name, lambda scope: fn(
+            convert_to_tensor(x, dtype=y.dtype.base_dtype, name="x"), y, name=scope))
 
     return forward, backward
 

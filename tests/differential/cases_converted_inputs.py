@@ -179,3 +179,13 @@ def clipping_by_global_norm(tf):
                            named])
     return (values, clipped[1], _graph(tf), outcome(tf.global_norm, X),
             outcome(tf.clip_by_global_norm, "abc", 1.0))
+
+
+@case
+def reflected_operators_of_values(tf):
+    """A value on the left of a tensor's operator converts first, to the tensor's dtype, as
+    "x" of the operator's scope ("matmul/x", "sub/x", "pow/x"), as TensorFlow's reflected
+    operators do."""
+    t = tf.constant(X, name="t")
+    built = [X.T @ t, 1 - t, 2.0 ** t, 7 // tf.constant([2, 3]), [[1.0, 2.0, 3.0]] * t]
+    return run(tf, built), _graph(tf), outcome(lambda: "a" + t)
