@@ -32,11 +32,10 @@ def tensor_key(name, index):
     return f"{name}:{index}"
 
 
-def _controls(node, by_name, feeds):
-    """The control inputs of `node` a run keeps: not a fed Placeholder, whose control
-    edges TensorFlow's feed rewrite moves to the feed (so that it does not run)."""
-    return [c for c in node.control_inputs
-            if not (by_name[c].op == "Placeholder" and tensor_key(c, 0) in feeds)]
+def _fed_placeholder(name, by_name, feeds):
+    """Whether node `name` is a Placeholder whose value is fed: TensorFlow's feed rewrite
+    moves its outgoing control edges to the feed, so that it does not run."""
+    return by_name[name].op == "Placeholder" and tensor_key(name, 0) in feeds
 
 
 def prune(by_name, feeds, fetches, targets):
@@ -60,7 +59,8 @@ def prune(by_name, feeds, fetches, targets):
         for src, index in node.inputs:
             if tensor_key(src, index) not in feeds:
                 stack.append(src)
-        stack.extend(_controls(node, by_name, feeds))
+        stack.extend(c for c in node.control_inputs
+                     if not _fed_placeholder(c, by_name, feeds))
     return _topological(needed, by_name, feeds)
 
 
@@ -71,7 +71,7 @@ def _topological(needed, by_name, feeds):
         # A loop's back edge (NextIteration → Merge) closes the only cycle allowed.
         deps = {s for s, i in node.inputs if tensor_key(s, i) not in feeds
                 and not (node.op in MERGES and by_name[s].op in NEXT_ITERATIONS)}
-        deps.update(_controls(node, by_name, feeds))
+        deps.update(c for c in node.control_inputs if not _fed_placeholder(c, by_name, feeds))
         pending[name] = len(deps)
         for dep in deps:
             consumers.setdefault(dep, []).append(name)
@@ -206,9 +206,8 @@ def partition(order, by_name, placement, feeds, fetches, client_device=None):
     for name in order:
         node = by_name[name]
         device = placement[name]
-        kept = _controls(node, by_name, feeds)
-        controls = [control_source(c, device) if c in kept else source(c, 0, device)[0]
-                    for c in node.control_inputs]   # a fed Placeholder's: after its feed
+        controls = [source(c, 0, device)[0] if _fed_placeholder(c, by_name, feeds)
+                    else control_source(c, device) for c in node.control_inputs]
         add(device, Node(name, node.op,
                          [source(s, i, device, node) for s, i in node.inputs],
                          controls, node.requested_device, node.attrs, node.output_types))
