@@ -226,7 +226,7 @@ def _softmax(op_type, logits, axis, name):
             f"{shape.ndims} is the number of dimensions in the input. Received: dim={axis}")
     rank = array_ops.rank(logits)
     axis = axis + rank if axis < 0 else axis   # a tensor, as in TensorFlow
-    last = array_ops.rank(logits)
+    last = array_ops.rank(logits)   # a second Rank, as TensorFlow's graph has
     axis = axis % shape.ndims
 
     def swap(tensor, name=None):
