@@ -526,10 +526,6 @@ class Graph:
                 self._placed_devices.update(devices)
                 self._placed_updates += 1
 
-    @property
-    def _last_id(self):
-        return len(self._ops)
-
 
 def _unconvertible(obj, allow_tensor, allow_operation):
     wanted = " or ".join(kind for kind, allowed in (("Tensor", allow_tensor),

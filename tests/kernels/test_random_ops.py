@@ -1,4 +1,4 @@
-"""Random ops: distributions, TensorFlow 1's seed rules, and reproducibility across sessions."""
+"""Random ops: distributions, the seed rules, and reproducibility across sessions."""
 
 import numpy as np
 import pytest
@@ -54,9 +54,12 @@ def test_get_seed_rules():
     assert random_seed.get_seed(7) == (random_seed.DEFAULT_GRAPH_SEED, 7)
     tf.set_random_seed(5)
     tf.constant(1.0)
-    tf.constant(2.0)
-    assert random_seed.get_seed(None) == (5, 2)  # the graph's op count
+    assert random_seed.get_seed(None) == (5, 0)  # counts the ops seeded so, not all ops
     assert random_seed.get_seed(9) == (5, 9)
+    assert random_seed.get_seed(None) == (5, 1)
+    with tf.Graph().as_default():
+        tf.set_random_seed(5)
+        assert random_seed.get_seed(None) == (5, 0)   # each graph counts its own
     tf.set_random_seed(0)
     assert random_seed.get_seed(0) == (0, 2**31 - 1)
 
@@ -99,7 +102,8 @@ def test_uniform_errors():
         tf.random_uniform([2], dtype=tf.int32)
     bad = tf.random_uniform([2], minval=4, maxval=4, dtype=tf.int32)
     with tf.Session() as sess:
-        with pytest.raises(tf.errors.InvalidArgumentError, match="Need minval < maxval: 4 >= 4"):
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match="Need minval < maxval: 4 >= 4"):
             sess.run(bad)
 
 
