@@ -103,7 +103,7 @@ def test_uniform_errors():
     bad = tf.random_uniform([2], minval=4, maxval=4, dtype=tf.int32)
     with tf.Session() as sess:
         with pytest.raises(tf.errors.InvalidArgumentError,
-                           match="Need minval < maxval: 4 >= 4"):
+                           match="Need minval < maxval, got 4 >= 4"):
             sess.run(bad)
 
 

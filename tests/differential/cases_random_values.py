@@ -1,0 +1,100 @@
+"""What seeded random ops draw: TensorFlow's values (its Philox generator), for every
+kind, dtype and size, run after run and session after session; the seeds a graph seed
+gives ops that name none; initializers, dropout and shuffles built on them."""
+
+import numpy as np
+from observe import outcome, run
+
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+def _twice_then_anew(tf, fetches):
+    """Two runs in one session, then one in a new session (which starts over)."""
+    with tf.Session() as sess:
+        first = [sess.run(fetches), sess.run(fetches)]
+    return first + [run(tf, fetches)]
+
+
+@case
+def every_kind_and_dtype_with_op_seeds(tf):
+    """Normal, uniform, truncated normal and integer draws of each dtype, of sizes that
+    fill their last group of draws and sizes that do not."""
+    built = []
+    for seed, shape in ((1, [7]), (2, [3, 4]), (3, [0]), (4, [2, 1, 5])):
+        for dtype in (tf.float16, tf.bfloat16, tf.float32, tf.float64):
+            built += [tf.random_normal(shape, dtype=dtype, seed=seed),
+                      tf.random_uniform(shape, dtype=dtype, seed=seed),
+                      tf.truncated_normal(shape, dtype=dtype, seed=seed)]
+        built += [tf.random_uniform(shape, -3, 100, dtype=tf.int32, seed=seed),
+                  tf.random_uniform(shape, -2**40, 2**40 + 7, dtype=tf.int64, seed=seed)]
+    built += [tf.random_normal([3], mean=2.0, stddev=0.5, seed=-5, name="negative_seed"),
+              tf.random_uniform([2], 1.0, 3.0, seed=2**40)]
+    return _twice_then_anew(tf, built)
+
+
+@case
+def many_values_of_one_op(tf):
+    """Thousands of draws: truncated doubles reject often enough that some groups read on
+    past their first draws."""
+    built = [tf.truncated_normal([20000], dtype=tf.float64, seed=8),
+             tf.truncated_normal([300, 100], seed=9), tf.random_normal([4099], seed=10),
+             tf.random_uniform([1001], 0, 7, dtype=tf.int64, seed=11)]
+    return _twice_then_anew(tf, built)
+
+
+@case
+def a_graph_seed_seeds_each_op_by_their_count(tf):
+    """With a graph seed, an op that names no seed takes the count of such ops before it
+    in the graph (TensorFlow 2's rule), whatever other ops there are; its values follow."""
+    tf.set_random_seed(42)
+    a = tf.random_uniform([4])
+    tf.add(tf.constant([1.0, 2.0]), 1.0)   # other ops do not count
+    b = tf.random_normal([3], seed=5)
+    c = tf.truncated_normal([3])
+    samplers = [op for op in tf.get_default_graph().get_operations()
+                if op.type in ("RandomUniform", "RandomStandardNormal", "TruncatedNormal")]
+    seeds = [(op.get_attr("seed"), op.get_attr("seed2")) for op in samplers]
+    return seeds, _twice_then_anew(tf, [a, b, c])
+
+
+@case
+def initializers_and_dropout(tf):
+    """Variables initialized as the book's chapters do, and dropout's mask, under a graph
+    seed."""
+    tf.set_random_seed(42)
+    variables = [
+        tf.get_variable("glorot", [3, 4]),
+        tf.get_variable("truncated", [2, 3],
+                        initializer=tf.truncated_normal_initializer(stddev=0.1)),
+        tf.get_variable("he", [4, 2], initializer=tf.variance_scaling_initializer()),
+        tf.get_variable("normal", [5], initializer=tf.random_normal_initializer(1.0, 2.0)),
+        tf.get_variable("uniform", [5], initializer=tf.random_uniform_initializer(-1, 1)),
+        tf.Variable(tf.truncated_normal([4, 3], stddev=2 / np.sqrt(4)), name="W")]
+    dropped = [tf.nn.dropout(tf.ones([10]), rate=0.5),
+               tf.nn.dropout(tf.ones([2, 6]), keep_prob=0.7, noise_shape=[2, 1])]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        return sess.run(variables), sess.run(dropped), sess.run(dropped)
+
+
+@case
+def shuffles_of_rows(tf):
+    """random_shuffle swaps rows as TensorFlow's does; one row or no elements: as is."""
+    built = [tf.random_shuffle(tf.range(10), seed=1),
+             tf.random_shuffle(np.arange(24).reshape(6, 2, 2), seed=2),
+             tf.random_shuffle([[1.0, 2.0]], seed=3),
+             tf.random_shuffle(np.zeros((3, 0)), seed=4)]
+    return _twice_then_anew(tf, built)
+
+
+@case
+def uniform_int_bounds_are_checked_when_run(tf):
+    low, high = tf.placeholder(tf.int32), tf.placeholder(tf.int32)
+    draw = tf.random_uniform([2], low, high, dtype=tf.int32, seed=1)
+    return [outcome(run, tf, draw, {low: lo, high: hi})
+            for lo, hi in ((4, 4), (5, 2), ([1, 2], 5), (0, [7]))]
