@@ -1,20 +1,19 @@
 """Random kernels: normal, uniform (float and int), truncated normal, shuffle.
 
-They draw as TensorFlow's do (kernels/philox.py), so a seeded graph gives TensorFlow's
+They draw as TensorFlow's do (base/philox.py), so a seeded graph gives TensorFlow's
 values, on a CPU or a GPU. Each node keeps its generator in `ctx.state`, which lives as
 long as the session: repeated runs continue one sequence, a new session starts it
 again. A node with seed == seed2 == 0 is seeded from OS entropy.
 """
 
 import math
-import secrets
 import threading
 
 import numpy as np
 
+from dtfnb.base import philox
 from dtfnb.base.errors import InvalidArgumentError
 from dtfnb.base.shapes import dims_string
-from dtfnb.kernels import philox
 from dtfnb.kernels.allocation import check_output
 from dtfnb.kernels.registry import register_kernel
 
@@ -27,10 +26,8 @@ def _generator(ctx):
         with _CREATE_LOCK:
             generator = ctx.state.get("generator")
             if generator is None:
-                seed, seed2 = ctx.attrs.get("seed", 0) or 0, ctx.attrs.get("seed2", 0) or 0
-                if not (seed or seed2):
-                    seed, seed2 = secrets.randbits(64), secrets.randbits(64)
-                generator = ctx.state["generator"] = philox.Generator(seed, seed2)
+                generator = ctx.state["generator"] = philox.Generator(
+                    ctx.attrs.get("seed", 0) or 0, ctx.attrs.get("seed2", 0) or 0)
     return generator
 
 

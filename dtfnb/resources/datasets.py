@@ -194,7 +194,7 @@ class Shuffle:
 
     def __iter__(self):
         seed = None if self.seeds is None else self.seeds + [next(self.epochs)]
-        indices = RandomIndices(np.random.default_rng(seed))
+        indices = RandomIndices(_word_batches(np.random.default_rng(seed)))
         elements = iter(self.dataset)
         buffer = list(itertools.islice(elements, self.size))
         while buffer:
@@ -207,6 +207,11 @@ class Shuffle:
             else:
                 buffer[i] = nxt
             yield chosen
+
+
+def _word_batches(rng):
+    while True:
+        yield rng.integers(0, 1 << 32, 1024, dtype=np.uint32)
 
 
 class Map:

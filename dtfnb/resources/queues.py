@@ -21,6 +21,7 @@ import threading
 
 import numpy as np
 
+from dtfnb.base import philox
 from dtfnb.base.dtypes import c_type_name
 from dtfnb.base.errors import (
     AbortedError,
@@ -411,10 +412,8 @@ class RandomShuffleQueue(FIFOQueue):
         super().__init__(name, dtypes, shapes, capacity, on_change)
         self.min_after_dequeue = min_after_dequeue
         self._seeds = (seed, seed2)
-        # Seeds (0, 0) mean "nondeterministic", as in TensorFlow's kernel.
-        entropy = [seed, seed2] if seed or seed2 else None
-        self._indices = RandomIndices(
-            np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy))))
+        # TensorFlow's generator, so that seeded queues hand out TensorFlow's orders.
+        self._indices = RandomIndices(philox.word_batches(seed, seed2))
 
     def matches(self, op, dtypes, shapes, capacity, min_after_dequeue=0, seed=0, seed2=0):
         """Also the same min_after_dequeue, and the same seeds unless (0, 0) asks for any."""

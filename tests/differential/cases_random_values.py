@@ -98,3 +98,20 @@ def uniform_int_bounds_are_checked_when_run(tf):
     draw = tf.random_uniform([2], low, high, dtype=tf.int32, seed=1)
     return [outcome(run, tf, draw, {low: lo, high: hi})
             for lo, hi in ((4, 4), (5, 2), ([1, 2], 5), (0, [7]))]
+
+
+@case
+def a_seeded_shuffle_queue_hands_out_tensorflows_order(tf):
+    """A RandomShuffleQueue takes each element with a word of TensorFlow's generator, so
+    the same enqueues and dequeues give TensorFlow's order, component by component."""
+    queue = tf.RandomShuffleQueue(50, 3, [tf.int32, tf.string], shapes=[[], []], seed=5)
+    numbers = list(range(20))
+    enqueue = queue.enqueue_many([numbers, [str(n).encode() for n in numbers]])
+    one, many, up_to = queue.dequeue(), queue.dequeue_many(4), queue.dequeue_up_to(50)
+    with tf.Session() as sess:
+        sess.run(enqueue)
+        taken = [sess.run(one) for _ in range(3)] + [sess.run(many)]
+        sess.run(enqueue)
+        taken.append(sess.run(many))
+        sess.run(queue.close())
+        return taken + [sess.run(up_to)]

@@ -4,7 +4,7 @@ and the truncated normal's rejection against a draw-by-draw reading of its rule.
 
 import numpy as np
 
-from dtfnb.kernels import philox
+from dtfnb.base import philox
 
 # (counter words, key words, the draw): Philox4x32-10's published known answers.
 KNOWN_ANSWERS = [

@@ -12,6 +12,7 @@ rejects some normals, from the draws at counter + g * 256 onwards (counter + g *
 for doubles), its group's own stretch.
 """
 
+import secrets
 import threading
 
 import numpy as np
@@ -31,9 +32,12 @@ _HALF_BITS = {"float16": (10, 15), "bfloat16": (7, 127)}
 
 
 class Generator:
-    """One op's generator: its key and the counter its next run starts from."""
+    """One op's generator: its key and the counter its next run starts from. Seeds
+    (0, 0) ask for seeds from OS entropy, as TensorFlow's."""
 
     def __init__(self, seed, seed2):
+        if not (seed or seed2):
+            seed, seed2 = secrets.randbits(64), secrets.randbits(64)
         self.key = seed & _MASK64
         self._counter = (seed2 & _MASK64) << 64
         self._lock = threading.Lock()
@@ -83,9 +87,17 @@ def _round_keys(key):
     return keys
 
 
-def _words(xp, key, counter, count):
+def words(xp, key, counter, count):
     """The words of `count` draws from `counter` on, in order: (count * 4,) uint32."""
     return draws(xp, key, counter, xp.arange(count, dtype=np.uint64)).reshape(-1)
+
+
+def word_batches(seed, seed2, draws_per_batch=256):
+    """A generator's words in order, a batch of them at a time: what TensorFlow's
+    RandomShuffleQueue reads, one word for each element it takes."""
+    generator = Generator(seed, seed2)
+    while True:
+        yield words(np, generator.key, generator.reserve(draws_per_batch), draws_per_batch)
 
 
 def _draws_for(size, per_draw):
@@ -147,12 +159,12 @@ def uniform(xp, key, counter, size, dtype):
     """RandomUniform's [0, 1): a float per word, a double per two."""
     dtype = np.dtype(dtype)
     if dtype == np.float64:
-        w = _words(xp, key, counter, _draws_for(size, 2)).reshape(-1, 2)
+        w = words(xp, key, counter, _draws_for(size, 2)).reshape(-1, 2)
         out = _unit_float64(w[:, 0], w[:, 1])
     elif dtype == np.float32:
-        out = _unit_float32(_words(xp, key, counter, _draws_for(size, _WORDS)))
+        out = _unit_float32(words(xp, key, counter, _draws_for(size, _WORDS)))
     else:
-        out = _unit_half(_words(xp, key, counter, _draws_for(size, _WORDS)), dtype)
+        out = _unit_half(words(xp, key, counter, _draws_for(size, _WORDS)), dtype)
     return out[:size]
 
 
@@ -161,10 +173,10 @@ def normal(xp, key, counter, size, dtype):
     from it), or of four words per pair of doubles."""
     dtype = np.dtype(dtype)
     if dtype == np.float64:
-        w = _words(xp, key, counter, _draws_for(size, 2)).reshape(-1, 4)
+        w = words(xp, key, counter, _draws_for(size, 2)).reshape(-1, 4)
         out = _pairs(xp, *_box_muller64(xp, w[:, 0], w[:, 1], w[:, 2], w[:, 3]))
     else:
-        w = _words(xp, key, counter, _draws_for(size, _WORDS)).reshape(-1, 2)
+        w = words(xp, key, counter, _draws_for(size, _WORDS)).reshape(-1, 2)
         out = _pairs(xp, *_box_muller32(xp, w[:, 0], w[:, 1])).astype(dtype)
     return out[:size]
 
@@ -201,10 +213,10 @@ def uniform_int(xp, key, counter, size, low, high, dtype):
     dtype = np.dtype(dtype)
     span = np.uint64((high - low) & _MASK64)
     if dtype.itemsize == 8:
-        w = _words(xp, key, counter, _draws_for(size, 2)).reshape(-1, 2).astype(np.uint64)
+        w = words(xp, key, counter, _draws_for(size, 2)).reshape(-1, 2).astype(np.uint64)
         values = (w[:, 0] | w[:, 1] << np.uint64(32)) % span
     else:
-        values = _words(xp, key, counter, _draws_for(size, _WORDS)).astype(np.uint64) % span
+        values = words(xp, key, counter, _draws_for(size, _WORDS)).astype(np.uint64) % span
     # low + value fits the dtype: adding modulo 2**64 and reading it signed gives it.
     return (values + np.uint64(low & _MASK64)).view(np.int64).astype(dtype)[:size]
 
@@ -217,7 +229,7 @@ def shuffle_draws(n):
 def permutation(key, counter, n):
     """RandomShuffle's order of n > 1 rows: from the first row on, each swapped with one
     at or after it, a word modulo the rows left choosing which."""
-    w = _words(np, key, counter, shuffle_draws(n))[:n - 1].astype(np.uint64)
+    w = words(np, key, counter, shuffle_draws(n))[:n - 1].astype(np.uint64)
     picks = (w % np.arange(n, 1, -1, dtype=np.uint64)).tolist()
     order = list(range(n))
     for i, pick in enumerate(picks):
