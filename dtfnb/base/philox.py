@@ -26,6 +26,7 @@ _ROUNDS = 10
 _RESERVED_PER_OUTPUT = 256   # draws a run takes per output element
 _TRUNCATE = 2.0              # a truncated normal keeps what lies within this
 _WORDS = 4                   # per draw
+_STREAM_DRAWS = 256
 # 16-bit floats take their random bits from a word's low end: (mantissa bits, the
 # biased exponent of 1).
 _HALF_BITS = {"float16": (10, 15), "bfloat16": (7, 127)}
@@ -92,12 +93,29 @@ def words(xp, key, counter, count):
     return draws(xp, key, counter, xp.arange(count, dtype=np.uint64)).reshape(-1)
 
 
-def word_batches(seed, seed2, draws_per_batch=256):
-    """A generator's words in order, a batch of them at a time: what TensorFlow's
-    RandomShuffleQueue reads, one word for each element it takes."""
-    generator = Generator(seed, seed2)
-    while True:
-        yield words(np, generator.key, generator.reserve(draws_per_batch), draws_per_batch)
+class WordStream:
+    """A generator's words one at a time, in order, as TensorFlow's shuffles read them
+    (its SingleSampleAdapter); made 256 draws at a time, since one alone costs
+    microseconds."""
+
+    __slots__ = ("_generator", "_words")
+
+    def __init__(self, seed, seed2):
+        self._generator = Generator(seed, seed2)
+        self._words = []
+
+    def next(self):
+        """The next word."""
+        if not self._words:
+            counter = self._generator.reserve(_STREAM_DRAWS)
+            self._words = words(np, self._generator.key, counter, _STREAM_DRAWS).tolist()
+            self._words.reverse()
+        return self._words.pop()
+
+    def below(self, n):
+        """A random index in [0, n): the next word modulo n, as TensorFlow's shuffles
+        take one."""
+        return self.next() % n
 
 
 def _draws_for(size, per_draw):

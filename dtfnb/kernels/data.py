@@ -4,7 +4,6 @@ Dataset kernels run on the CPU; a traced function runs on the calling kernel's
 device through the session's FunctionLibrary.
 """
 
-import itertools
 
 from dtfnb.base.errors import InvalidArgumentError
 from dtfnb.kernels.registry import register_kernel
@@ -91,13 +90,8 @@ def _padded_batch(ctx, step, dataset, batch_size, *rest):
 
 @_dataset_kernel("ShuffleDataset")
 def _shuffle(ctx, step, dataset, buffer_size, seed, seed2):
-    # The pass counter lives with the session's kernel: re-initializing an iterator
-    # gives a new order, a new session repeats the first one.
-    if ctx.attrs.get("reshuffle_each_iteration", True):
-        epochs = ctx.state.setdefault("epochs", itertools.count())
-    else:
-        epochs = itertools.repeat(0)
-    return datasets.Shuffle(dataset, buffer_size, seed, seed2, epochs)
+    return datasets.Shuffle(dataset, buffer_size, int(seed), int(seed2),
+                            ctx.attrs.get("reshuffle_each_iteration", True))
 
 
 @_dataset_kernel("MapDataset")

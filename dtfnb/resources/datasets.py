@@ -8,11 +8,12 @@ of outputs. An IteratorResource holds the pass that `IteratorGetNext` advances.
 
 import gzip
 import itertools
+import secrets
 import threading
 
 import numpy as np
 
-from dtfnb.base import stacking
+from dtfnb.base import philox, stacking
 from dtfnb.base.errors import (
     DataLossError,
     FailedPreconditionError,
@@ -20,7 +21,6 @@ from dtfnb.base.errors import (
     OutOfRangeError,
 )
 from dtfnb.resources.files import not_found
-from dtfnb.resources.random_indices import RandomIndices
 from dtfnb.resources.tfrecord import RecordReader
 
 
@@ -178,40 +178,52 @@ class PaddedBatch(Batch):
 
 
 class Shuffle:
-    """Draws each element at random from a buffer of the next `buffer_size` ones.
+    """ShuffleDataset as TensorFlow's: a window of the next `buffer_size` elements, from
+    which each element out is the one at the next word of TensorFlow's generator modulo
+    the window's length, the window's first element taking its place.
 
-    Seeds (0, 0) mean "random"; otherwise pass `epoch` of a dataset uses the seeds and
-    `epoch`, so a new session repeats the sequence and each pass differs (unless the
-    kernel fixes `epoch`: reshuffle_each_iteration=False).
+    Each pass (an iterator: a repeat's next round) seeds its generator: with `reshuffle`,
+    with the next two words of a generator of the dataset's seeds, so that passes differ
+    while a dataset made again (an iterator initialized again, a new session) repeats
+    them; otherwise with the seeds themselves. Seeds (0, 0) are drawn from OS entropy
+    once per dataset.
     """
 
-    def __init__(self, dataset, buffer_size, seed, seed2, epochs):
+    def __init__(self, dataset, buffer_size, seed, seed2, reshuffle):
         if buffer_size <= 0:
             raise InvalidArgumentError(None, None, "buffer_size must be greater than zero.")
         self.dataset, self.size = dataset, int(buffer_size)
-        self.seeds = None if seed == 0 and seed2 == 0 else [int(seed), int(seed2)]
-        self.epochs = epochs
+        if not (seed or seed2):
+            seed, seed2 = secrets.randbits(64), secrets.randbits(64)
+        self._seeds = (seed, seed2)
+        self._pass_seeds = philox.WordStream(seed, seed2) if reshuffle else None
+        self._lock = threading.Lock()
+
+    def _next_pass_seeds(self):
+        if self._pass_seeds is None:
+            return self._seeds
+        with self._lock:
+            return self._pass_seeds.next(), self._pass_seeds.next()
 
     def __iter__(self):
-        seed = None if self.seeds is None else self.seeds + [next(self.epochs)]
-        indices = RandomIndices(_word_batches(np.random.default_rng(seed)))
+        indices = philox.WordStream(*self._next_pass_seeds())
         elements = iter(self.dataset)
-        buffer = list(itertools.islice(elements, self.size))
-        while buffer:
-            i = indices.below(len(buffer))
-            chosen = buffer[i]
-            nxt = next(elements, None)
-            if nxt is None:
-                buffer[i] = buffer[-1]
-                buffer.pop()
-            else:
-                buffer[i] = nxt
+        window = [None] * self.size   # a ring: the window is start .. end - 1
+        start = end = 0
+        for element in itertools.islice(elements, self.size):
+            window[end] = element
+            end += 1
+        while start < end:
+            at = (start + indices.below(end - start)) % self.size
+            first = start % self.size
+            chosen, window[at] = window[at], window[first]
+            window[first] = None
+            start += 1
             yield chosen
-
-
-def _word_batches(rng):
-    while True:
-        yield rng.integers(0, 1 << 32, 1024, dtype=np.uint32)
+            element = next(elements, None)   # elements are tuples, never None
+            if element is not None:
+                window[end % self.size] = element
+                end += 1
 
 
 class Map:

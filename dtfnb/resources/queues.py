@@ -33,7 +33,6 @@ from dtfnb.base.errors import (
 )
 from dtfnb.base.locks import BackoffRLock
 from dtfnb.base.stacking import stack
-from dtfnb.resources.random_indices import RandomIndices
 
 _NO_PROGRESS, _PROGRESS, _COMPLETE = range(3)
 # The step failures that say nothing about the elements a dequeue took: they go back.
@@ -413,7 +412,7 @@ class RandomShuffleQueue(FIFOQueue):
         self.min_after_dequeue = min_after_dequeue
         self._seeds = (seed, seed2)
         # TensorFlow's generator, so that seeded queues hand out TensorFlow's orders.
-        self._indices = RandomIndices(philox.word_batches(seed, seed2))
+        self._indices = philox.WordStream(seed, seed2)
 
     def matches(self, op, dtypes, shapes, capacity, min_after_dequeue=0, seed=0, seed2=0):
         """Also the same min_after_dequeue, and the same seeds unless (0, 0) asks for any."""

@@ -115,3 +115,34 @@ def a_seeded_shuffle_queue_hands_out_tensorflows_order(tf):
         taken.append(sess.run(many))
         sess.run(queue.close())
         return taken + [sess.run(up_to)]
+
+
+@case
+def dataset_shuffles_in_tensorflows_order(tf):
+    """Dataset.shuffle takes from its window as TensorFlow's does, each pass of a repeat
+    in another order unless reshuffle_each_iteration=False; an iterator initialized
+    again, or in a new session, repeats the passes."""
+    def passes(dataset):
+        iterator = tf.data.make_initializable_iterator(dataset)
+        element = iterator.get_next()
+
+        def drain(sess):
+            sess.run(iterator.initializer)
+            taken = []
+            while True:
+                try:
+                    taken.append(sess.run(element))
+                except tf.errors.OutOfRangeError:
+                    return taken
+        with tf.Session() as sess:
+            again = [drain(sess), drain(sess)]
+        with tf.Session() as sess:
+            return again + [drain(sess)]
+
+    numbers = tf.data.Dataset.range(10)
+    tf.set_random_seed(11)
+    return [passes(numbers.shuffle(4, seed=3).repeat(3)),
+            passes(numbers.shuffle(4, seed=3, reshuffle_each_iteration=False).repeat(2)),
+            passes(tf.data.Dataset.range(100).shuffle(1000, seed=7)),
+            passes(tf.data.Dataset.range(30).shuffle(8, seed=1).batch(4)),
+            passes(numbers.shuffle(5))]
