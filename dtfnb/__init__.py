@@ -88,7 +88,8 @@ from dtfnb.ops.init_ops import (
     ones_initializer, random_normal_initializer, random_uniform_initializer,
     truncated_normal_initializer, variance_scaling_initializer, zeros_initializer)
 from dtfnb.ops.nn_ops import sigmoid, tanh
-from dtfnb.ops.random_ops import random_normal, random_shuffle, random_uniform, truncated_normal
+from dtfnb.ops.random_ops import (
+    multinomial, random_normal, random_shuffle, random_uniform, truncated_normal)
 
 # variable scopes and GraphDef import
 from dtfnb.ops.variable_scope import (

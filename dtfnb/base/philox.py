@@ -253,3 +253,29 @@ def permutation(key, counter, n):
     for i, pick in enumerate(picks):
         order[i], order[i + pick] = order[i + pick], order[i]
     return np.array(order)
+
+
+def multinomial_draws(rows, samples):
+    """The draws a Multinomial run of `rows` x `samples` takes for itself (TensorFlow's
+    CPU kernel reserves for two words per sample, rounded up to four samples a row)."""
+    return rows * (-(-samples // 4) * 4) * 2 * _RESERVED_PER_OUTPUT
+
+
+def categorical(logits, key, counter, samples):
+    """Multinomial's classes (numpy): for each row, the running total of exp(logit - the
+    row's largest finite logit), in double over its finite logits; each sample is the
+    first class whose running total passes a uniform double (two words) times the total.
+    The rows read one stream of words, as TensorFlow's kernel does when it runs the rows
+    as one shard (it starts a later shard at ceil(samples / 4) draws a row, while a row
+    reads samples / 2, so its values for a batch it splits depend on its threads)."""
+    rows, classes = logits.shape
+    finite = np.isfinite(logits)
+    lowest = np.finfo(logits.dtype).min
+    largest = np.where(finite, logits, lowest).max(axis=1, keepdims=True).astype(np.float64)
+    exps = np.where(finite, np.exp(logits.astype(np.float64) - largest), 0.0)
+    totals = np.cumsum(exps, axis=1)
+    w = words(np, key, counter, _draws_for(rows * samples * 2, _WORDS))
+    w = w[:rows * samples * 2].reshape(rows, samples, 2)
+    targets = _unit_float64(w[..., 0], w[..., 1]) * totals[:, -1:]
+    return np.stack([np.searchsorted(row, targets[i], side="right")
+                     for i, row in enumerate(totals)])

@@ -1,4 +1,4 @@
-"""Random kernels: normal, uniform (float and int), truncated normal, shuffle.
+"""Random kernels: normal, uniform (float and int), truncated normal, shuffle, multinomial.
 
 They draw as TensorFlow's do (base/philox.py), so a seeded graph gives TensorFlow's
 values, on a CPU or a GPU. Each node keeps its generator in `ctx.state`, which lives as
@@ -15,6 +15,7 @@ from dtfnb.base import philox
 from dtfnb.base.errors import InvalidArgumentError
 from dtfnb.base.shapes import dims_string
 from dtfnb.kernels.allocation import check_output
+from dtfnb.kernels.math import host
 from dtfnb.kernels.registry import register_kernel
 
 _CREATE_LOCK = threading.Lock()
@@ -91,3 +92,27 @@ def _random_shuffle(ctx, step, value):
     counter = generator.reserve(philox.shuffle_draws(rows))
     order = philox.permutation(generator.key, counter, rows)
     return value[ctx.xp.asarray(order)]
+
+
+@register_kernel("Multinomial")
+def _multinomial(ctx, step, logits, num_samples):
+    if logits.ndim != 2:
+        raise InvalidArgumentError(None, None, "logits should be a matrix, got shape "
+                                   f"{dims_string(logits.shape)}")
+    if num_samples.ndim:
+        raise InvalidArgumentError(None, None, "num_samples should be a scalar, got shape "
+                                   f"{dims_string(num_samples.shape)}")
+    samples = int(num_samples)
+    if samples < 0:
+        raise InvalidArgumentError(None, None,
+                                   f"num_samples should be non-negative, got {samples}")
+    rows, classes = logits.shape
+    if classes == 0:
+        raise InvalidArgumentError(None, None, "num_classes should be positive, got 0")
+    dtype = _dtype(ctx, "output_dtype")
+    if rows * samples == 0:
+        return ctx.xp.zeros((rows, samples), dtype)
+    generator = _generator(ctx)
+    counter = generator.reserve(philox.multinomial_draws(rows, samples))
+    classes = philox.categorical(host(logits), generator.key, counter, samples)
+    return ctx.xp.asarray(classes.astype(dtype))

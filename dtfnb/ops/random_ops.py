@@ -1,4 +1,5 @@
-"""Random ops: random_normal, random_uniform (float and int), truncated_normal, random_shuffle.
+"""Random ops: random_normal, random_uniform (float and int), truncated_normal,
+random_shuffle, multinomial (categorical).
 
 Each builder lays out its graph as TensorFlow 1 does (`random_normal/shape`,
 `random_normal/RandomStandardNormal`, `random_normal/mul`, `random_normal`) and
@@ -16,7 +17,7 @@ from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import math_ops
 from dtfnb.ops.building import make_tensor, one_input_op, op_scope
 from dtfnb.ops.constant_op import constant
-from dtfnb.ops.shape_util import shape_value
+from dtfnb.ops.shape_util import constant_value, shape_error, shape_value
 
 
 def shape_from_tensor(tensor):
@@ -36,6 +37,21 @@ for _op in ("RandomStandardNormal", "RandomUniform", "RandomUniformInt", "Trunca
     NotDifferentiable(_op)
 define_op("RandomShuffle", lambda op: [op.inputs[0].shape], stateful=True)
 NotDifferentiable("RandomShuffle")
+
+
+def _multinomial_shape(op):
+    """[the logits' rows, num_samples]."""
+    logits, samples = op.inputs[0].shape, op.inputs[1].shape
+    for tensor_shape, rank in ((logits, 2), (samples, 0)):
+        if tensor_shape.ndims is not None and tensor_shape.ndims != rank:
+            raise shape_error(op, f"Shape must be rank {rank} but is rank {tensor_shape.ndims}")
+    count = constant_value(op.inputs[1])
+    rows = logits[0] if logits.ndims is not None else None
+    return [TensorShape([rows, None if count is None else int(count)])]
+
+
+define_op("Multinomial", _multinomial_shape, stateful=True)
+NotDifferentiable("Multinomial")
 
 _FLOATS = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
 
@@ -117,3 +133,29 @@ def random_uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None
 def random_shuffle(value, seed=None, name=None):
     """Shuffles `value` along its first dimension."""
     return one_input_op("RandomShuffle", value, name, "value", seed_attrs(seed))
+
+
+def multinomial(logits, num_samples, seed=None, name=None, output_dtype=None):
+    """Draws `num_samples` classes for each row of `logits` (unnormalized log
+    probabilities): [rows, num_samples] of `output_dtype` (int64 unless int32)."""
+    with op_scope("multinomial", name, logits):
+        return _categorical(logits, num_samples, output_dtype, seed)
+
+
+def categorical(logits, num_samples, dtype=None, seed=None, name=None):
+    """`multinomial` under TensorFlow 2's name."""
+    with op_scope("categorical", name, logits):
+        return _categorical(logits, num_samples, dtype, seed)
+
+
+def _categorical(logits, num_samples, dtype, seed):
+    logits = convert_to_tensor(logits, name="logits")
+    dtype = dtypes.as_dtype(dtype) if dtype else dtypes.int64
+    if dtype not in (dtypes.int32, dtypes.int64):
+        raise ValueError(f"Argument `dtype` got invalid value {dtype}. Accepted dtypes "
+                         "are (tf.int32, tf.int64).")
+    attrs = {"T": logits.dtype.base_dtype, "output_dtype": dtype, **seed_attrs(seed)}
+    with op_scope("Multinomial", None, logits, num_samples) as scope:
+        num_samples = convert_to_tensor(num_samples, dtype=dtypes.int32, name="num_samples")
+        return make_tensor("Multinomial", [logits, num_samples], dtype, name=scope,
+                           attrs=attrs)

@@ -146,3 +146,36 @@ def dataset_shuffles_in_tensorflows_order(tf):
             passes(tf.data.Dataset.range(100).shuffle(1000, seed=7)),
             passes(tf.data.Dataset.range(30).shuffle(8, seed=1).batch(4)),
             passes(numbers.shuffle(5))]
+
+
+@case
+def multinomial_draws_classes_as_tensorflow_does(tf):
+    """tf.multinomial and tf.random.categorical: TensorFlow's classes run after run, for
+    float and double logits, with -inf and NaN logits never drawn, in int64 or int32."""
+    built = [tf.multinomial([[1.0, 2.0, 3.0]], 5, seed=2),
+             tf.multinomial(np.log([[0.2, 0.3, 0.5], [0.9, 0.05, 0.05]]), 7, seed=3),
+             tf.random.categorical([[0.0, -np.inf, 1.0, np.nan]], 9, seed=4, dtype=tf.int32),
+             tf.multinomial(np.float64([[1, 1, 1, 1]]), 4, seed=5),
+             tf.multinomial([[-np.inf, -np.inf]], 2, seed=6),
+             tf.multinomial(np.zeros((3, 2), np.float32), 0, seed=7)]
+    return _twice_then_anew(tf, built)
+
+
+@case
+def multinomial_graphs_shapes_and_errors(tf):
+    rows = tf.placeholder(tf.float32, [None, 4])
+    count = tf.placeholder(tf.int32)
+    built = [tf.multinomial([[1.0, 2.0]], 3), tf.random.categorical(rows, count),
+             tf.random.multinomial(rows, 2, output_dtype=tf.int32, name="drawn")]
+    graph = [(op.type, op.name, [t.name for t in op.inputs],
+              sorted((k, str(op.get_attr(k))) for k in ("T", "output_dtype")))
+             for op in tf.get_default_graph().get_operations() if op.type == "Multinomial"]
+    logits, samples = tf.placeholder(tf.float32), tf.placeholder(tf.int32)
+    drawn = tf.multinomial(logits, samples, seed=1)
+    at_run = [outcome(run, tf, drawn, {logits: value, samples: n})
+              for value, n in (([[1.0]], -1), (np.zeros((2, 0)), 2), ([1.0], 1),
+                               ([[1.0]], [1]))]
+    return (graph, [t.shape.as_list() if t.shape.ndims is not None else None for t in built],
+            outcome(tf.multinomial, [1.0, 2.0], 2),
+            outcome(tf.multinomial, [[1.0]], 2, output_dtype=tf.float32),
+            outcome(tf.multinomial, [[1.0]], [2]), at_run)
