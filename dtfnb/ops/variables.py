@@ -10,6 +10,7 @@ from dtfnb.framework.graph_keys import GraphKeys
 from dtfnb.framework.tensor import _OPERATOR_NAMES
 from dtfnb.ops import math_ops, state_ops
 from dtfnb.ops.array_ops import identity
+from dtfnb.ops.cond import cond
 from dtfnb.ops.constant_op import constant
 from dtfnb.ops.control_flow_ops import group, no_op
 from dtfnb.ops.joining_ops import concat, split, stack
@@ -56,7 +57,7 @@ class Variable:
                 self._variable = state_ops.variable_op_v2(var_shape, value.dtype.base_dtype,
                                                           name=scope)
             self._initializer_op = state_ops.assign(
-                self._variable, value, validate_shape=validate_shape).op
+                self._variable, _guarded(scope, value), validate_shape=validate_shape).op
             if caching_device is not None:
                 with graph.device(caching_device):
                     self._snapshot = identity(self._variable, name="read")
@@ -129,6 +130,13 @@ class Variable:
     def read_value(self):
         """A new read of the variable's value, for a read ordered by control dependencies."""
         return identity(self._variable, name="read")
+
+    def initialized_value(self):
+        """The variable's value once it is initialized: a cond that reads it if it is, and
+        gives its initial value if not (for another variable's initial value)."""
+        with self.graph.control_dependencies(None):
+            return cond(state_ops.is_variable_initialized(self._variable), self.read_value,
+                        lambda: self._initial_value)
 
     def _ref(self):
         return self._variable
@@ -437,3 +445,62 @@ def report_uninitialized_variables(var_list=None, name="report_uninitialized_var
             mask = math_ops.logical_not(stack(init_vars))
             names = constant([v.op.name for v in var_list])
             return boolean_mask(names, mask)
+
+
+# -- initial values that read other variables --------------------------------------------
+
+def _guarded(scope, value):
+    """`value` as TensorFlow's variables assign it: where it reads other variables, a copy
+    of the ops between it and them that reads each variable's `initialized_value()`
+    instead, so that initializing all variables at once works in any order. The copies
+    are named after the ops, `_` and the new variable's `scope` ("mul_b"). A value on a
+    cycle (a while loop) is left as it is."""
+    if _on_cycle(value.op, {}):
+        return value
+    return _guarded_tensor(scope, value, {})
+
+
+def _on_cycle(op, state):
+    if state.get(op.name) == "started":
+        return True
+    if state.get(op.name) == "finished":
+        return False
+    state[op.name] = "started"
+    if any(_on_cycle(t.op, state) for t in op.inputs) or \
+            any(_on_cycle(c, state) for c in op.control_inputs):
+        return True
+    state[op.name] = "finished"
+    return False
+
+
+def _guarded_tensor(scope, tensor, copies):
+    op = tensor.op
+    if op.name not in copies:
+        copies[op.name] = _guarded_op(scope, op, copies)
+    return copies[op.name].outputs[tensor.value_index]
+
+
+def _guarded_op(scope, op, copies):
+    if op.type in ("IsVariableInitialized", "VarIsInitializedOp", "ReadVariableOp", "If"):
+        return op
+    if op.type in ("Variable", "VariableV2", "VarHandleOp"):
+        variable = _variable_of(op)
+        return op if variable is None else variable.initialized_value().op
+    inputs = [_guarded_tensor(scope, t, copies) for t in op.inputs]
+    if all(new is old for new, old in zip(inputs, op.inputs)):
+        return op
+    op_type, out_types = op.type, [t.dtype for t in op.outputs]
+    if op_type == "RefSwitch":   # it now switches a value, not a ref
+        op_type, out_types = "Switch", [inputs[0].dtype.base_dtype] * 2
+    return op.graph.create_op(op_type, inputs, out_types, attrs=dict(op._attrs),
+                              name=f"{op.name}_{scope}".replace(":", "_"))
+
+
+def _variable_of(op):
+    """The Variable of the graph's global or local variables whose op is `op`, if any."""
+    for collection in (GraphKeys.GLOBAL_VARIABLES, GraphKeys.LOCAL_VARIABLES):
+        for variable in op.graph.get_collection(collection):
+            if getattr(variable, "name", None) in (op.name, op.name + ":0") and \
+                    hasattr(variable, "initialized_value"):
+                return variable
+    return None

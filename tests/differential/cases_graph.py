@@ -447,3 +447,22 @@ def assert_equal_at_run(tf):
     return [outcome(run, tf, total, {x: a, y: b})
             for a, b in [([1, 2, 3, 4], [1, 2, 3, 4]), ([1, 2, 3, 4], [1, 2, 3, 5]),
                          (7, 7), ([1, 2], [1, 2, 3])]]
+
+
+@case
+def variables_whose_initial_values_read_other_variables(tf):
+    """A variable's initial value that reads other variables is assigned through a copy
+    of its ops reading their initialized_value() (a cond), so that initializing all
+    variables at once works in any order; initialized_value() is that cond."""
+    a = tf.Variable(1.0, name="a")
+    b = tf.Variable(a * 2, name="b")
+    c = tf.Variable(a.initialized_value() + 1, name="c")
+    noise = tf.Variable(tf.random_normal([2], seed=1), name="noise")
+    shifted = tf.Variable(noise + a, name="shifted")
+    with tf.variable_scope("layer"):
+        tf.get_variable("sum", initializer=b + c)
+    graph = node_defs(tf.get_default_graph())
+    values = [a, b, c, shifted]
+    with tf.Session() as sess:
+        sess.run(tf.variables_initializer([a, b, c, noise, shifted]))
+        return graph, sess.run(values)

@@ -743,3 +743,21 @@ def test_builders_convert_python_values_in_the_graph_of_their_tensors():
              tf.assign_add(v, [1.0, 1.0]), tf.scatter_update(v, [0], [5.0])]
     assert all(t.graph is graph for t in built)
     assert tf.get_default_graph().get_operations() == []
+
+
+def test_a_variable_made_from_another_initializes_with_all_the_others():
+    """`tf.Variable(a * 2)` reads a's initialized value, so that one
+    global_variables_initializer run gives both, whatever order it runs them in. (Not
+    through a chain: `tf.Variable(b + a)` fails on TensorFlow too, as b's
+    initialized_value() falls back to b's own initial value, which reads a.)"""
+    for _ in range(10):
+        with tf.Graph().as_default():
+            a = tf.Variable(tf.random_normal([3], seed=4), name="a")
+            b = tf.Variable(a * 2, name="b")
+            c = tf.Variable(a.initialized_value() + a, name="c")
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                va, vb, vc = sess.run([a, b, c])
+        np.testing.assert_allclose(vb, 2 * va)
+        np.testing.assert_allclose(vc, 2 * va)
+    assert b.initializer.inputs[1].op.name == "mul_b"   # the copy that reads a's cond
