@@ -179,3 +179,21 @@ def multinomial_graphs_shapes_and_errors(tf):
             outcome(tf.multinomial, [1.0, 2.0], 2),
             outcome(tf.multinomial, [[1.0]], 2, output_dtype=tf.float32),
             outcome(tf.multinomial, [[1.0]], [2]), at_run)
+
+
+@case
+def input_producers_shuffle_in_tensorflows_order(tf):
+    """The chapter's input producers shuffle each epoch with RandomShuffle, so a seeded
+    pipeline reads its files and slices in TensorFlow's order."""
+    names = tf.train.string_input_producer([b"f%d" % i for i in range(8)], shuffle=True,
+                                           seed=7, num_epochs=2).dequeue()
+    tf.set_random_seed(3)
+    (number,) = tf.train.slice_input_producer([list(range(6))], shuffle=True, num_epochs=1)
+    with tf.Session() as sess:
+        sess.run(tf.local_variables_initializer())
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(sess, coord)
+        taken = [sess.run(names) for _ in range(16)], [sess.run(number) for _ in range(6)]
+        coord.request_stop()
+        coord.join(threads)
+    return taken
