@@ -4,7 +4,6 @@ Dataset kernels run on the CPU; a traced function runs on the calling kernel's
 device through the session's FunctionLibrary.
 """
 
-
 from dtfnb.base.errors import InvalidArgumentError
 from dtfnb.kernels.registry import register_kernel
 from dtfnb.resources import datasets
