@@ -50,7 +50,13 @@ from dtfnb.train.input import (
     slice_input_producer,
     string_input_producer,
 )
-from dtfnb.train.learning_rate_decay import exponential_decay
+from dtfnb.train.learning_rate_decay import (
+    exponential_decay,
+    inverse_time_decay,
+    natural_exp_decay,
+    piecewise_constant,
+    polynomial_decay,
+)
 from dtfnb.train.momentum import MomentumOptimizer
 from dtfnb.train.monitored_session import (
     ChiefSessionCreator,

@@ -1,9 +1,14 @@
-"""Learning rate schedules of TensorFlow 1 (tf.train.exponential_decay), built as
-TensorFlow 2.21's compat.v1 builds them: ops of the global step, evaluated each step."""
+"""Learning rate schedules of TensorFlow 1 (tf.train.exponential_decay and its kin),
+built as TensorFlow 2.21's compat.v1 builds them: ops of the global step, evaluated
+each step."""
 
+from dtfnb.base import dtypes
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.ops import math_ops, unary_ops
+from dtfnb.ops.array_ops import where_v2
 from dtfnb.ops.building import graph_of
+from dtfnb.ops.case import case
+from dtfnb.ops.constant_op import constant
 
 
 def exponential_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False,
@@ -26,3 +31,79 @@ def exponential_decay(learning_rate, global_step, decay_steps, decay_rate, stair
         if staircase:
             p = unary_ops.floor(p)
         return math_ops.multiply(learning_rate, math_ops.pow(decay_rate, p), name=scope)
+
+
+def natural_exp_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False,
+                      name=None):
+    """learning_rate * exp(-decay_rate * global_step / decay_steps): exponential_decay of
+    the rate exp(-decay_rate), which is worked out before the schedule's scope."""
+    rate = unary_ops.exp(unary_ops.negative(decay_rate))
+    return exponential_decay(learning_rate, global_step, decay_steps, rate, staircase, name)
+
+
+def inverse_time_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False,
+                       name=None):
+    """learning_rate / (1 + decay_rate * global_step / decay_steps), the quotient of the
+    steps rounded down when `staircase`."""
+    with graph_of(learning_rate, global_step).name_scope(name or "InverseTimeDecay") as scope:
+        learning_rate = convert_to_tensor(learning_rate, name="initial_learning_rate")
+        dtype = learning_rate.dtype.base_dtype
+        decay_steps = math_ops.cast(decay_steps, dtype)
+        decay_rate = math_ops.cast(decay_rate, dtype)
+        p = math_ops.cast(global_step, dtype) / decay_steps
+        if staircase:
+            p = unary_ops.floor(p)
+        one = math_ops.cast(constant(1), dtype)
+        return math_ops.divide(learning_rate,
+                               math_ops.add(one, math_ops.multiply(decay_rate, p)), name=scope)
+
+
+def polynomial_decay(learning_rate, global_step, decay_steps, end_learning_rate=0.0001,
+                     power=1.0, cycle=False, name=None):
+    """From learning_rate to end_learning_rate along (1 - step / decay_steps) ** power,
+    then end_learning_rate; with `cycle`, again over each next multiple of decay_steps."""
+    with graph_of(learning_rate, global_step).name_scope(name or "PolynomialDecay") as scope:
+        learning_rate = convert_to_tensor(learning_rate, name="initial_learning_rate")
+        dtype = learning_rate.dtype.base_dtype
+        end_learning_rate = math_ops.cast(end_learning_rate, dtype)
+        power = math_ops.cast(power, dtype)
+        step = math_ops.cast(global_step, dtype)
+        steps = math_ops.cast(decay_steps, dtype)
+        if cycle:   # the first multiple of decay_steps past the step (1 at step 0)
+            multiplier = where_v2(math_ops.equal(step, 0), 1.0,
+                                  unary_ops.ceil(step / decay_steps))
+            steps = math_ops.multiply(steps, multiplier)
+        else:
+            step = math_ops.minimum(step, steps)
+        p = math_ops.divide(step, steps)
+        return math_ops.add(math_ops.multiply(learning_rate - end_learning_rate,
+                                              math_ops.pow(1 - p, power)),
+                            end_learning_rate, name=scope)
+
+
+def piecewise_constant(x, boundaries, values, name=None):
+    """values[0] while x <= boundaries[0], values[i] while boundaries[i - 1] < x <=
+    boundaries[i], values[-1] past the last boundary (a tf.case of the intervals)."""
+    boundaries = [convert_to_tensor(b) for b in _flat(boundaries)]
+    values = [convert_to_tensor(v) for v in _flat(values)]
+    x = convert_to_tensor(x)
+    for i, b in enumerate(boundaries):
+        if b.dtype.base_dtype != x.dtype.base_dtype:
+            if b.dtype.base_dtype != dtypes.int32 or x.dtype.base_dtype != dtypes.int64:
+                raise ValueError(f"Boundaries ({b.dtype.base_dtype}) must have the same "
+                                 f"dtype as x ({x.dtype.base_dtype}).")
+            boundaries[i] = math_ops.cast(b, x.dtype.base_dtype)
+    for v in values[1:]:
+        if v.dtype.base_dtype != values[0].dtype.base_dtype:
+            raise ValueError("Values must have elements all with the same dtype "
+                             f"({values[0].dtype.base_dtype} vs {v.dtype.base_dtype}).")
+    with x.graph.name_scope(name or "PiecewiseConstant"):
+        pairs = [(x <= boundaries[0], lambda: values[0]),
+                 (x > boundaries[-1], lambda: values[-1])]
+        for low, high, v in zip(boundaries[:-1], boundaries[1:], values[1:-1]):
+            pairs.append(((x > low) & (x <= high), lambda v=v: v))
+        return case(pairs, lambda: values[0], exclusive=True)
+
+
+def _flat(values):
+    return list(values) if isinstance(values, (list, tuple)) else [values]

@@ -7,7 +7,7 @@ import os
 import tempfile
 
 import numpy as np
-from observe import cluster, node_defs
+from observe import cluster, node_defs, outcome
 
 X = np.array([[1.0, 2.0], [3.0, -1.0], [0.5, 0.25]], np.float32)
 Y = np.array([[1.0], [-2.0], [0.5]], np.float32)
@@ -246,3 +246,29 @@ def exponential_decay(tf):
 
 
 CASES["exponential_decay"] = exponential_decay
+
+
+def other_learning_rate_schedules(tf):
+    """piecewise_constant, polynomial_decay (to the end, and cycling), natural_exp_decay
+    and inverse_time_decay (smooth and staircase): TensorFlow's graphs, node for node,
+    their rates along the steps, and piecewise_constant's dtype errors."""
+    step = tf.placeholder(tf.int64, [], name="step")
+    rates = [tf.train.piecewise_constant(step, [5, 10], [1.0, 0.5, 0.1]),
+             tf.train.piecewise_constant(step, [7], [0.3, 0.2], name="two"),
+             tf.train.polynomial_decay(0.1, step, 10, 0.01, power=0.5),
+             tf.train.polynomial_decay(0.1, step, 10, cycle=True),
+             tf.train.natural_exp_decay(0.1, step, 5, 0.5),
+             tf.train.natural_exp_decay(0.1, step, 5, 0.5, staircase=True),
+             tf.train.inverse_time_decay(0.1, step, 5, 0.5),
+             tf.train.inverse_time_decay(0.1, step, 5, 0.5, staircase=True)]
+    nodes = node_defs(tf.get_default_graph())
+    with tf.Session() as sess:
+        along = [sess.run(rates, {step: n}) for n in (0, 3, 5, 7, 10, 12, 25)]
+    x = tf.constant(3, tf.int64)
+    errors = [outcome(tf.train.piecewise_constant, x, [1.0], [1.0, 2.0]),
+              outcome(tf.train.piecewise_constant, x, [1], [1.0, 2]),
+              outcome(tf.train.piecewise_constant, tf.constant(3), [x], [1.0, 2.0])]
+    return nodes, along, errors
+
+
+CASES["other_learning_rate_schedules"] = other_learning_rate_schedules
