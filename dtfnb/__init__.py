@@ -85,8 +85,9 @@ from dtfnb import compat, initializers, layers, logging, nn, random, summary, tr
 from dtfnb import distribute
 from dtfnb.ops.init_ops import (
     constant_initializer, glorot_normal_initializer, glorot_uniform_initializer,
-    ones_initializer, random_normal_initializer, random_uniform_initializer,
-    truncated_normal_initializer, variance_scaling_initializer, zeros_initializer)
+    ones_initializer, orthogonal_initializer, random_normal_initializer,
+    random_uniform_initializer, truncated_normal_initializer, variance_scaling_initializer,
+    zeros_initializer)
 from dtfnb.ops.nn_ops import sigmoid, tanh
 from dtfnb.ops.random_ops import (
     multinomial, random_normal, random_shuffle, random_uniform, truncated_normal)

@@ -69,6 +69,15 @@ def _concat_offset(ctx, step, axis, *shapes):
     return tuple(offsets)
 
 
+@register_kernel("DiagPart")
+def _diag_part(ctx, step, x):
+    half = x.shape[:x.ndim // 2]
+    if x.ndim % 2 or x.shape[x.ndim // 2:] != half:
+        raise _error(f"Invalid shape {dims_string(x.shape)}: dimensions must pair up")
+    n = math.prod(half)
+    return ctx.xp.diagonal(x.reshape(n, n)).reshape(half).copy()
+
+
 @register_kernel("Size")
 def _size(ctx, step, x):
     return ctx.xp.asarray(x.size, dtype=_out_dtype(ctx))

@@ -203,6 +203,15 @@ def _matmul(ctx, step, a, b):
     return _out(ctx, blas_work.matmul(ctx.xp, a, b))
 
 
+@register_kernel("Qr")
+def _qr(ctx, step, x):
+    if x.ndim < 2:
+        raise InvalidArgumentError(None, None, "input must have rank >= 2, got "
+                                   f"{x.ndim}")
+    mode = "complete" if ctx.attrs.get("full_matrices") else "reduced"
+    return ctx.xp.linalg.qr(x, mode=mode)
+
+
 def _adjoint(xp, x):
     x = xp.swapaxes(x, -1, -2)
     return xp.conj(x) if np.dtype(x.dtype).kind == "c" else x

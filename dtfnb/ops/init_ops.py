@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from dtfnb.base import dtypes
-from dtfnb.ops import array_ops, random_ops
+from dtfnb.ops import array_ops, linalg_ops, random_ops, unary_ops
 from dtfnb.ops.constant_op import constant
 
 
@@ -229,6 +229,33 @@ def lecun_uniform(seed=None):
     return VarianceScaling(1.0, "fan_in", "uniform", seed)
 
 
+class Orthogonal(Initializer):
+    """An orthogonal matrix times `gain` (for more dimensions, one whose rows are all but
+    the last flattened): the Q of a random normal matrix's QR, its columns' signs those
+    of R's diagonal, transposed when there are fewer rows than columns."""
+
+    def __init__(self, gain=1.0, seed=None, dtype=dtypes.float32):
+        self.gain, self.seed = gain, seed
+        self.dtype = _assert_float_dtype(dtype)
+
+    def __call__(self, shape, dtype=None, partition_info=None):
+        dtype = dtype or self.dtype
+        if len(shape) < 2:
+            raise ValueError("The tensor to initialize, specified by argument `shape` must "
+                             f"be at least two-dimensional. Received shape={shape}")
+        rows, cols = int(math.prod(shape[:-1])), int(shape[-1])
+        flat = (cols, rows) if rows < cols else (rows, cols)
+        q, r = linalg_ops.qr(random_ops.random_normal(flat, dtype=dtype, seed=self.seed))
+        q *= unary_ops.sign(linalg_ops.diag_part(r))
+        if rows < cols:
+            q = linalg_ops.matrix_transpose(q)
+        return self.gain * array_ops.reshape(q, shape)
+
+    def get_config(self):
+        """The initializer's arguments as a JSON-serializable dict."""
+        return {"gain": self.gain, "seed": self.seed, "dtype": self.dtype.name}
+
+
 # TensorFlow 1's lower-case names are the classes themselves.
 zeros_initializer = Zeros
 ones_initializer = Ones
@@ -239,3 +266,4 @@ truncated_normal_initializer = TruncatedNormal
 variance_scaling_initializer = VarianceScaling
 glorot_uniform_initializer = GlorotUniform
 glorot_normal_initializer = GlorotNormal
+orthogonal_initializer = Orthogonal

@@ -1,9 +1,12 @@
-"""MatMul and BatchMatMul: shape inference, builder and gradients."""
+"""MatMul and BatchMatMul (shape inference, builders, gradients); Qr, DiagPart and
+matrix_transpose, which the orthogonal initializer builds."""
 
 from dtfnb.base.shapes import TensorShape, unknown_shape
+from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import RegisterGradient, define_op
-from dtfnb.ops.building import binary_inputs, make_tensor, op_scope
+from dtfnb.ops.building import binary_inputs, make_op, make_tensor, op_scope
 from dtfnb.ops.shape_util import shape_error
+from dtfnb.ops.slicing_ops import transpose
 
 
 def _matmul_shape(op):
@@ -81,3 +84,59 @@ def _batch_matmul_grad(op, grad):
                          lambda x, y, t1, t2, of: make_tensor(
                              "BatchMatMul", [x, y], x.dtype.base_dtype, name="MatMul",
                              attrs={"T": x.dtype.base_dtype, "adj_x": t1, "adj_y": t2}))
+
+
+def _qr_shape(op):
+    """q [..., M, P] and r [..., P, N], P = min(M, N) (M with full_matrices)."""
+    x = op.inputs[0].shape
+    if x.ndims is None:
+        return [unknown_shape(), unknown_shape()]
+    if x.ndims < 2:
+        raise shape_error(op, f"Shape must be at least rank 2 but is rank {x.ndims}")
+    *batch, m, n = x.as_list()
+    p = m if op.get_attr("full_matrices") else (
+        None if m is None or n is None else min(m, n))
+    return [TensorShape(batch + [m, p]), TensorShape(batch + [p, n])]
+
+
+def _diag_part_shape(op):
+    """The first half of an even-rank [d1, ..., dk, d1, ..., dk] input."""
+    x = op.inputs[0].shape
+    if x.ndims is None:
+        return [unknown_shape()]
+    if x.ndims % 2:
+        raise shape_error(op, f"Input must have even rank <= 6, input rank is {x.ndims}")
+    half = x.ndims // 2
+    dims = []
+    for a, b in zip(x.as_list()[:half], x.as_list()[half:]):
+        if a is not None and b is not None and a != b:
+            raise shape_error(op, f"Dimensions must be equal, but are {a} and {b}")
+        dims.append(a if a is not None else b)
+    return [TensorShape(dims)]
+
+
+define_op("Qr", _qr_shape)
+define_op("DiagPart", _diag_part_shape)
+
+
+def qr(input, full_matrices=False, name=None):  # noqa: A002 - TensorFlow's name
+    """(q, r) of the innermost matrices' QR decompositions."""
+    x = convert_to_tensor(input)
+    dtype = x.dtype.base_dtype
+    return tuple(make_op("Qr", [x], [dtype, dtype], name=name or "Qr",
+                         attrs={"T": dtype, "full_matrices": bool(full_matrices)}).outputs)
+
+
+def diag_part(input, name=None):  # noqa: A002 - TensorFlow's name
+    """The diagonal of an even-rank tensor: out[i, ..., k] = input[i, ..., k, i, ..., k]."""
+    x = convert_to_tensor(input)
+    return make_tensor("DiagPart", [x], x.dtype.base_dtype, name=name or "DiagPart",
+                       attrs={"T": x.dtype.base_dtype})
+
+
+def matrix_transpose(a, name="matrix_transpose"):
+    """`a` with its two innermost dimensions swapped."""
+    with op_scope("matrix_transpose", name, a):
+        a = convert_to_tensor(a, name="a")
+        ndims = a.shape.ndims
+        return transpose(a, perm=list(range(ndims - 2)) + [ndims - 1, ndims - 2])

@@ -3,7 +3,7 @@ kind, dtype and size, run after run and session after session; the seeds a graph
 gives ops that name none; initializers, dropout and shuffles built on them."""
 
 import numpy as np
-from observe import outcome, run
+from observe import node_defs, outcome, run
 
 CASES = {}
 
@@ -197,3 +197,19 @@ def input_producers_shuffle_in_tensorflows_order(tf):
         coord.request_stop()
         coord.join(threads)
     return taken
+
+
+@case
+def orthogonal_initializer_graph_and_values(tf):
+    """tf.orthogonal_initializer: TensorFlow's graph (Qr, DiagPart, Sign, a transpose when
+    there are fewer rows than columns), its values from the same normal draws, its gain,
+    and its refusal of a one-dimensional shape."""
+    variables = [tf.get_variable("wide", [3, 5], initializer=tf.orthogonal_initializer(seed=1)),
+                 tf.get_variable("tall", [6, 4],
+                                 initializer=tf.orthogonal_initializer(gain=2.0, seed=2)),
+                 tf.get_variable("kernel", [2, 2, 3, 4],
+                                 initializer=tf.orthogonal_initializer(seed=3))]
+    graph = node_defs(tf.get_default_graph())
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        return graph, sess.run(variables), outcome(tf.orthogonal_initializer(), [3])
