@@ -56,6 +56,7 @@ from dtfnb.ops.array_ops import (
     expand_dims, fill, newaxis, ones, ones_like, rank, reshape, shape, size, squeeze,
     stop_gradient, unique, where, where_v2, zeros, zeros_like, one_hot)
 from dtfnb.ops.joining_ops import concat, shape_n, split, stack, unstack
+from dtfnb.ops.nd_indexing import gather_nd, scatter_nd
 from dtfnb.ops.slicing_ops import (
     boolean_mask, gather, invert_permutation, pad, segment_sum, slice, sparse_segment_mean,
     sparse_segment_sqrt_n, sparse_segment_sum, strided_slice, tile, transpose,

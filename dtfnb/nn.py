@@ -26,4 +26,5 @@ from dtfnb.ops.nn_ops import (  # noqa: F401 - re-exported
     softsign,
     sparse_softmax_cross_entropy_with_logits,
     tanh,
+    top_k,
 )

@@ -446,6 +446,54 @@ def _gather(ctx, step, params, indices, axis):
     return ctx.xp.take(params, indices, axis=axis)
 
 
+def _tuple_string(values):
+    return "[" + ", ".join(str(v) for v in values) + "]"
+
+
+def _index_tuples(indices, limits, what):
+    """The index tuples (rows of a host array) of `indices`, each checked to lie within
+    `limits`; TensorFlow's error names the first that does not, by its position."""
+    flat = host(indices).reshape(-1, len(limits)).astype(np.int64)
+    bad = ((flat < 0) | (flat >= np.asarray(limits, np.int64))).any(axis=1)
+    if bad.any():
+        first = int(np.argmax(bad))
+        position = np.unravel_index(first, indices.shape[:-1]) if indices.ndim > 1 else ()
+        raise _error(f"indices[{','.join(str(int(p)) for p in position)}] = "
+                     f"{_tuple_string(flat[first].tolist())} does not index into {what}")
+    return flat
+
+
+@register_kernel("GatherNd")
+def _gather_nd(ctx, step, params, indices):
+    if indices.ndim < 1:
+        raise _error(f"indices must be at least a vector, got {dims_string(indices.shape)}")
+    depth = indices.shape[-1]
+    if depth > params.ndim:
+        raise _error("index innermost dimension length must be <= params rank; saw: "
+                     f"{depth} vs. {params.ndim}")
+    flat = _index_tuples(indices, params.shape[:depth],
+                         f"param shape {dims_string(params.shape)}, node name: {ctx.name}")
+    taken = params[tuple(ctx.xp.asarray(column) for column in flat.T)]
+    return taken.reshape(indices.shape[:-1] + params.shape[depth:])
+
+
+@register_kernel("ScatterNd")
+def _scatter_nd(ctx, step, indices, updates, shape):
+    dims = tuple(_ints(shape))
+    depth = indices.shape[-1] if indices.ndim else 0
+    outer = indices.ndim - 1
+    if indices.shape[:outer] != updates.shape[:outer]:
+        raise _error(f"Dimensions [0,{outer}) of indices[shape={dims_string(indices.shape)}] "
+                     f"must match dimensions [0,{outer}) of updates[shape="
+                     f"{dims_string(updates.shape)}]")
+    flat = _index_tuples(indices, dims[:depth], f"shape {dims_string(dims)}")
+    check_output(ctx, dims, updates.dtype)
+    out = ctx.xp.zeros(dims, dtype=updates.dtype)
+    _add_at(ctx.xp, out, tuple(ctx.xp.asarray(column) for column in flat.T),
+            updates.reshape((-1,) + dims[depth:]))
+    return out
+
+
 @register_kernel("UnsortedSegmentSum")
 def _unsorted_segment_sum(ctx, step, data, ids, num_segments):
     xp = ctx.xp

@@ -259,3 +259,22 @@ def _in_top_k(ctx, step, predictions, targets, k):
     # A target is in the top k when fewer than k predictions are strictly larger (ties win).
     larger = xp.sum(predictions > target_values[:, None], axis=1)
     return valid & xp.isfinite(target_values) & (larger < k)
+
+
+@register_kernel("TopKV2")
+def _top_k(ctx, step, x, k):
+    k = int(k)
+    if k < 0:
+        raise InvalidArgumentError(None, None, f"Need k >= 0, got {k}")
+    if x.ndim < 1:
+        raise InvalidArgumentError(None, None, "input must be >= 1-D, got shape "
+                                   f"{dims_string(x.shape)}")
+    if x.shape[-1] < k:
+        raise InvalidArgumentError(None, None, "input must have at least k columns. Had "
+                                   f"{x.shape[-1]}, needed {k}")
+    # Largest first, ties to the lower index: a stable ascending sort of the reversed
+    # row, read from its end.
+    n = x.shape[-1]
+    order = n - 1 - ctx.xp.argsort(x[..., ::-1], axis=-1, kind="stable")[..., ::-1][..., :k]
+    values = ctx.xp.take_along_axis(x, order, axis=-1)
+    return values, order.astype(ctx.output_types[1].as_numpy_dtype)

@@ -740,20 +740,20 @@ _RANGE_ORDER = (dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64)
 
 
 def _range(start, limit=None, delta=1, dtype=None, name="range"):
-    """Numbers from `start` up to (not including) `limit` by `delta`; `range(n)` is 0..n-1."""
+    """Numbers from `start` up to (not including) `limit` by `delta`; `range(n)` is 0..n-1.
+    As TensorFlow's: Python values convert as `dtype` (or their own type), then all three
+    are cast to `dtype` or the widest of them (an int 0 beside an int64 limit: a Cast)."""
     if limit is None:
         start, limit = 0, start
     values = [convert_to_tensor(v) if is_tensor(v) else v for v in (start, limit, delta)]
-    if dtype is None:
-        found = [v.dtype.base_dtype if is_tensor(v) else
-                 dtypes.float32 if isinstance(v, float) else dtypes.int32 for v in values]
-        dtype = builtins.max(found, key=lambda d: _RANGE_ORDER.index(d)
-                             if d in _RANGE_ORDER else 0)
-    dtype = dtypes.as_dtype(dtype).base_dtype
     with graph_of(*values).name_scope(name) as scope:
-        start, limit, delta = (
-            cast(convert_to_tensor(v, dtype=None if is_tensor(v) else dtype, name=name), dtype)
-            for v, name in zip(values, ("start", "limit", "delta")))
+        values = [v if is_tensor(v) else convert_to_tensor(v, dtype=dtype, name=n)
+                  for v, n in zip(values, ("start", "limit", "delta"))]
+        if dtype is None:
+            dtype = builtins.max((v.dtype.base_dtype for v in values),
+                                 key=lambda d: _RANGE_ORDER.index(d) if d in _RANGE_ORDER else 0)
+        dtype = dtypes.as_dtype(dtype).base_dtype
+        start, limit, delta = (cast(v, dtype) for v in values)
         return make_tensor("Range", [start, limit, delta], dtype, name=scope,
                            attrs={"Tidx": dtype})
 

@@ -5,6 +5,7 @@ Each op's definition, builder and gradient sit together. The fused gradient ops
 looks like TensorFlow's too.
 """
 
+import collections
 import numbers
 
 import numpy as np
@@ -20,6 +21,7 @@ from dtfnb.ops import (
     constant_op,
     joining_ops,
     math_ops,
+    nd_indexing,
     random_ops,
     slicing_ops,
     unary_ops,
@@ -34,7 +36,7 @@ from dtfnb.ops.building import (
     op_scope,
     renamed_argument,
 )
-from dtfnb.ops.shape_util import broadcast_shape, shape_error
+from dtfnb.ops.shape_util import broadcast_shape, constant_value, shape_error
 
 
 def _same_shape(op):
@@ -630,3 +632,59 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
         square_sum = math_ops.reduce_sum(unary_ops.square(x), axis, keepdims=True)
         inverse_norm = unary_ops.rsqrt(math_ops.maximum(square_sum, epsilon))
         return math_ops.multiply(x, inverse_norm, name=scope)
+
+
+# -- top_k ---------------------------------------------------------------------------
+
+TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
+
+
+def _top_k_shape(op):
+    x = op.inputs[0].shape
+    if x.ndims is not None and x.ndims < 1:
+        raise shape_error(op, "Shape must be at least rank 1 but is rank 0")
+    if x.ndims is None:
+        return [unknown_shape(), unknown_shape()]
+    k, last = constant_value(op.inputs[1]), x.as_list()[-1]
+    if k is not None and last is not None and last < int(k):
+        raise shape_error(op, f"input must have last dimension >= k = {int(k)} but is "
+                          f"{last}", computed={1: k})
+    out = TensorShape(x.as_list()[:-1] + [None if k is None else int(k)])
+    return [out, out]
+
+
+define_op("TopKV2", _top_k_shape)
+
+
+def top_k(input, k=1, sorted=True, index_type=dtypes.int32, name=None):  # noqa: A002
+    """The k largest entries of each innermost row and their indices, largest first
+    (ties: the lower index first): a TopKV2(values, indices)."""
+    with op_scope("TopKV2", name, input, k) as scope:
+        x = convert_to_tensor(input, name="input")
+        k = convert_to_tensor(k, dtype=dtypes.int32, name="k")
+        dtype, index_type = x.dtype.base_dtype, dtypes.as_dtype(index_type)
+        op = make_op("TopKV2", [x, k], [dtype, index_type], name=scope,
+                     attrs={"T": dtype, "sorted": bool(sorted), "Tk": k.dtype,
+                            "index_type": index_type})
+        return TopKV2(*op.outputs)
+
+
+@RegisterGradient("TopKV2")
+def _top_k_grad(op, grad, _):
+    """TensorFlow's: the gradient scattered to the flat positions of the indices."""
+    in_shape = array_ops.shape(op.inputs[0])
+    ind_shape = array_ops.shape(op.outputs[1])
+    ind_lastdim = slicing_ops.gather(math_ops.cast(ind_shape, dtypes.int64),
+                                     array_ops.size(ind_shape) - 1)
+    ind_2d = array_ops.reshape(op.outputs[1], joining_ops.stack([-1, ind_lastdim]))
+    in_lastdim = slicing_ops.gather(math_ops.cast(in_shape, dtypes.int64),
+                                    array_ops.size(in_shape) - 1)
+    outerdim = array_ops.shape(ind_2d)[0]
+    ind = array_ops.reshape(ind_2d + math_ops.cast(array_ops.expand_dims(
+        math_ops._range(0, math_ops.cast(outerdim, dtypes.int64) * in_lastdim, in_lastdim),
+        -1), dtypes.int32), [-1])
+    return [array_ops.reshape(nd_indexing.scatter_nd(array_ops.expand_dims(ind, -1),
+                                                      array_ops.reshape(grad, [-1]),
+                                                      [math_ops.reduce_prod(in_shape)]),
+                              in_shape),
+            array_ops.zeros([], dtype=dtypes.int32)]
