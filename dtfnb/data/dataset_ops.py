@@ -24,7 +24,7 @@ DATASET_OPS = (
     "RepeatDataset", "BatchDatasetV2", "PaddedBatchDatasetV2", "ShuffleDataset", "MapDataset",
     "ParallelMapDataset", "FilterDataset", "FlatMapDataset", "InterleaveDataset",
     "SkipDataset", "TakeDataset", "PrefetchDataset", "CacheDataset", "TextLineDataset",
-    "TFRecordDataset", "FixedLengthRecordDataset")
+    "TFRecordDataset", "FixedLengthRecordDataset", "ShardDataset", "UnbatchDataset")
 for _op in DATASET_OPS:
     define_op(_op, lambda op: [scalar()])
 
@@ -138,6 +138,30 @@ class Dataset(Structured):
     def take(self, count):
         """A dataset of at most the first `count` elements of this one (all if -1)."""
         return self._unary("TakeDataset", [_int64(count, "count")])
+
+    def shard(self, num_shards, index):
+        """Every `num_shards`-th element of this dataset from its `index`-th: one worker's
+        part of the input, for between-graph replication."""
+        return self._unary("ShardDataset", [_int64(num_shards, "num_shards"),
+                                            _int64(index, "index")],
+                           attrs={"require_non_empty": False})
+
+    def enumerate(self, start=0):
+        """(count, element) pairs, the count from `start`."""
+        return Dataset.zip((Dataset.range(start, np.iinfo(np.int64).max), self))
+
+    def unbatch(self):
+        """The rows of this dataset's elements, one element each (batch's inverse)."""
+        shapes = nest.map_structure(lambda shape: shape[1:], self._output_shapes)
+        return self._unary("UnbatchDataset", output_shapes=shapes)
+
+    def apply(self, transformation_func):
+        """`transformation_func(self)`, which must return a dataset."""
+        dataset = transformation_func(self)
+        if not isinstance(dataset, Dataset):
+            raise TypeError("`transformation_func` must return a `tf.data.Dataset` object. "
+                            f"Got {type(dataset)}.")
+        return dataset
 
     def prefetch(self, buffer_size):
         """A dataset that prepares up to `buffer_size` elements ahead of their request."""

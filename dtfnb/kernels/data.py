@@ -58,6 +58,16 @@ def _skip(ctx, step, dataset, count):
     return datasets.Skip(dataset, count)
 
 
+@_dataset_kernel("ShardDataset")
+def _shard(ctx, step, dataset, num_shards, index):
+    return datasets.Shard(dataset, int(num_shards), int(index))
+
+
+@_dataset_kernel("UnbatchDataset")
+def _unbatch(ctx, step, dataset):
+    return datasets.Unbatch(dataset)
+
+
 @_dataset_kernel("TakeDataset")
 def _take(ctx, step, dataset, count):
     return datasets.Take(dataset, count)

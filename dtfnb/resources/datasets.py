@@ -111,6 +111,42 @@ class Skip:
         return itertools.islice(self.dataset, self.count, None)
 
 
+class Shard:
+    """ShardDataset: the elements at positions index, index + num_shards, ..."""
+    def __init__(self, dataset, num_shards, index):
+        if num_shards <= 0:
+            raise InvalidArgumentError(None, None, "Number of shards must be greater than "
+                                       f"zero (currently num_shards = {num_shards}).")
+        if not 0 <= index < num_shards:
+            raise InvalidArgumentError(None, None, "Index must be between 0 and "
+                                       f"{num_shards - 1} (currently index = {index}).")
+        self.dataset, self.num_shards, self.index = dataset, num_shards, index
+
+    def __iter__(self):
+        return itertools.islice(self.dataset, self.index, None, self.num_shards)
+
+
+class Unbatch:
+    """UnbatchDataset: each element's rows, one element each."""
+    def __init__(self, dataset):
+        self.dataset = dataset
+
+    def __iter__(self):
+        for element in self.dataset:
+            if any(np.ndim(component) == 0 for component in element):
+                raise InvalidArgumentError(None, None, "Input element must have a "
+                                           "non-scalar value in each component.")
+            rows = len(element[0])
+            for i, component in enumerate(element[1:], 1):
+                if len(component) != rows:
+                    raise InvalidArgumentError(
+                        None, None, "Input element must have the same batch size in each "
+                        f"component. Component 0 had size {rows} but component {i} had "
+                        f"size {len(component)}.")
+            for r in range(rows):
+                yield tuple(component[r] for component in element)
+
+
 class Take:
     """TakeDataset: the first `count` elements (count < 0: all)."""
     def __init__(self, dataset, count):

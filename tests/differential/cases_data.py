@@ -61,6 +61,17 @@ PIPELINES = {
     # a shuffle's order is TensorFlow's RNG's; what it keeps is compared
     "shuffle_sum": lambda tf: tf.data.Dataset.range(6).shuffle(100, seed=3).batch(6).map(
         tf.reduce_sum),
+    # one worker's part of the input, for between-graph replication
+    "shard": lambda tf: tf.data.Dataset.range(10).shard(3, 1),
+    "shard_first": lambda tf: tf.data.Dataset.range(10).shard(3, 0),
+    "shard_no_shards": lambda tf: tf.data.Dataset.range(3).shard(0, 0),
+    "shard_index_too_large": lambda tf: tf.data.Dataset.range(3).shard(2, 2),
+    "shard_index_negative": lambda tf: tf.data.Dataset.range(3).shard(2, -1),
+    "enumerate": lambda tf: tf.data.Dataset.from_tensor_slices([b"a", b"b"]).enumerate(5),
+    "unbatch": lambda tf: tf.data.Dataset.from_tensor_slices(
+        ([[1, 2], [3, 4], [5, 6]], [7, 8, 9])).batch(2).unbatch(),
+    "apply": lambda tf: tf.data.Dataset.range(4).apply(lambda d: d.skip(1)),
+    "apply_not_a_dataset": lambda tf: tf.data.Dataset.range(3).apply(lambda d: 5),
 }
 
 
