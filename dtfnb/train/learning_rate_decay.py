@@ -23,14 +23,21 @@ def exponential_decay(learning_rate, global_step, decay_steps, decay_rate, stair
     ```
     """
     with graph_of(learning_rate, global_step).name_scope(name or "ExponentialDecay") as scope:
-        learning_rate = convert_to_tensor(learning_rate, name="initial_learning_rate")
-        dtype = learning_rate.dtype.base_dtype
-        decay_steps = math_ops.cast(decay_steps, dtype)
-        decay_rate = math_ops.cast(decay_rate, dtype)
-        p = math_ops.cast(global_step, dtype) / decay_steps
-        if staircase:
-            p = unary_ops.floor(p)
+        learning_rate, decay_rate, p = _decay_terms(learning_rate, global_step, decay_steps,
+                                                    decay_rate, staircase)
         return math_ops.multiply(learning_rate, math_ops.pow(decay_rate, p), name=scope)
+
+
+def _decay_terms(learning_rate, global_step, decay_steps, decay_rate, staircase):
+    """The learning rate, the decay rate in its dtype, and global_step / decay_steps
+    (rounded down when `staircase`), built in this order, as TensorFlow's schedules
+    build them."""
+    learning_rate = convert_to_tensor(learning_rate, name="initial_learning_rate")
+    dtype = learning_rate.dtype.base_dtype
+    decay_steps = math_ops.cast(decay_steps, dtype)
+    decay_rate = math_ops.cast(decay_rate, dtype)
+    p = math_ops.cast(global_step, dtype) / decay_steps
+    return learning_rate, decay_rate, unary_ops.floor(p) if staircase else p
 
 
 def natural_exp_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False,
@@ -46,14 +53,9 @@ def inverse_time_decay(learning_rate, global_step, decay_steps, decay_rate, stai
     """learning_rate / (1 + decay_rate * global_step / decay_steps), the quotient of the
     steps rounded down when `staircase`."""
     with graph_of(learning_rate, global_step).name_scope(name or "InverseTimeDecay") as scope:
-        learning_rate = convert_to_tensor(learning_rate, name="initial_learning_rate")
-        dtype = learning_rate.dtype.base_dtype
-        decay_steps = math_ops.cast(decay_steps, dtype)
-        decay_rate = math_ops.cast(decay_rate, dtype)
-        p = math_ops.cast(global_step, dtype) / decay_steps
-        if staircase:
-            p = unary_ops.floor(p)
-        one = math_ops.cast(constant(1), dtype)
+        learning_rate, decay_rate, p = _decay_terms(learning_rate, global_step, decay_steps,
+                                                    decay_rate, staircase)
+        one = math_ops.cast(constant(1), learning_rate.dtype.base_dtype)
         return math_ops.divide(learning_rate,
                                math_ops.add(one, math_ops.multiply(decay_rate, p)), name=scope)
 
