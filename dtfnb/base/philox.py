@@ -255,10 +255,11 @@ def permutation(key, counter, n):
     return np.array(order)
 
 
-def multinomial_draws(rows, samples):
-    """The draws a Multinomial run of `rows` x `samples` takes for itself (TensorFlow's
-    CPU kernel reserves for two words per sample, rounded up to four samples a row)."""
-    return rows * (-(-samples // 4) * 4) * 2 * _RESERVED_PER_OUTPUT
+def multinomial_outputs(rows, samples):
+    """The outputs a Multinomial run of `rows` x `samples` reserves draws for, as
+    TensorFlow's CPU kernel counts them: two words per sample, four samples a row at
+    least."""
+    return rows * (-(-samples // 4) * 4) * 2
 
 
 def categorical(logits, key, counter, samples):

@@ -107,12 +107,12 @@ def _multinomial(ctx, step, logits, num_samples):
         raise InvalidArgumentError(None, None,
                                    f"num_samples should be non-negative, got {samples}")
     rows, classes = logits.shape
-    if classes == 0:
+    if not classes:
         raise InvalidArgumentError(None, None, "num_classes should be positive, got 0")
     dtype = _dtype(ctx, "output_dtype")
     if rows * samples == 0:
         return ctx.xp.zeros((rows, samples), dtype)
     generator = _generator(ctx)
-    counter = generator.reserve(philox.multinomial_draws(rows, samples))
-    classes = philox.categorical(host(logits), generator.key, counter, samples)
-    return ctx.xp.asarray(classes.astype(dtype))
+    counter = generator.reserve_outputs(philox.multinomial_outputs(rows, samples))
+    drawn = philox.categorical(host(logits), generator.key, counter, samples)
+    return ctx.xp.asarray(drawn.astype(dtype))
