@@ -21,6 +21,7 @@ from dtfnb.framework.sparse_tensor import SparseTensor
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import constant_op
 from dtfnb.ops.building import (
+    attr_typed_index,
     binary_inputs,
     check_type,
     contains_tensor,
@@ -59,11 +60,9 @@ NotDifferentiable("StopGradient")
 
 def placeholder(dtype, shape=None, name=None):
     """A value that must be fed at run time; a fed value's shape is checked against `shape`."""
-    attrs = {"dtype": dtypes.as_dtype(dtype)}
-    if shape is not None:
-        attrs["shape"] = as_shape(shape)
-    return make_tensor("Placeholder", [], attrs["dtype"], name=name or "Placeholder",
-                       attrs=attrs)
+    dtype = dtypes.as_dtype(dtype)
+    return make_tensor("Placeholder", [], dtype, name=name or "Placeholder",
+                       attrs={"dtype": dtype, "shape": as_shape(shape)})
 
 
 def placeholder_with_default(input, shape, name=None):  # noqa: A002 - TensorFlow's name
@@ -224,7 +223,7 @@ def reshape(tensor, shape, name=None):
     """Reshapes `tensor` to `shape`; one dimension of `shape` may be -1, to be inferred."""
     with op_scope("Reshape", name, tensor, shape) as scope:
         tensor = convert_to_tensor(tensor, name="tensor")
-        shape = int_tensor(shape, name="shape")
+        shape = attr_typed_index(shape, name="shape")
         return make_tensor("Reshape", [tensor, shape], tensor.dtype.base_dtype, name=scope,
                            attrs={"T": tensor.dtype.base_dtype, "Tshape": shape.dtype})
 
@@ -362,7 +361,7 @@ NotDifferentiable("OnesLike")
 def fill(dims, value, name=None):
     """A tensor of shape `dims` filled with the scalar `value`."""
     with op_scope("Fill", name, dims, value) as scope:
-        dims = int_tensor(dims, name="dims")
+        dims = attr_typed_index(dims, name="dims")
         value = convert_to_tensor(value, name="value")
         return make_tensor("Fill", [dims, value], value.dtype.base_dtype, name=scope,
                            attrs={"T": value.dtype.base_dtype, "index_type": dims.dtype})

@@ -101,6 +101,16 @@ def int_tensor(value, name=None, dtype=dtypes.int32):
     return convert_to_tensor(value, dtype=dtype, name=name)
 
 
+def attr_typed_index(value, name):
+    """An index input whose dtype is an attr defaulting to int32 (Reshape's shape, Tile's
+    multiples, Sum's axes), from `value` as TensorFlow's op helper converts it: an empty
+    list first becomes a float32 constant, which the op refuses and which stays in the
+    graph beside the int32 one that replaces it (`shape`, then `shape_1`)."""
+    if isinstance(value, (list, tuple)) and not value:
+        convert_to_tensor(value, name=name)
+    return int_tensor(value, name=name)
+
+
 def one_input_op(op_type, value, name, input_name="x", attrs=None):
     """The output of a one-input op whose type is its input's (`T`), built as TensorFlow's
     generated wrappers build it: a Python value converted in the op's scope under the

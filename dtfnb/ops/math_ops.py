@@ -21,11 +21,11 @@ from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import array_ops, constant_op, joining_ops
 from dtfnb.ops.building import (
+    attr_typed_index,
     binary_inputs,
     check_type,
     convert_operands,
     graph_of,
-    int_tensor,
     is_tensor,
     make_op,
     make_tensor,
@@ -104,7 +104,7 @@ def broadcast_to(input, shape, name=None):  # noqa: A002 - TensorFlow's name
     """Broadcasts `input` to `shape`, as numpy does (tf.broadcast_to)."""
     with op_scope("BroadcastTo", name, input, shape) as scope:
         value = convert_to_tensor(input, name="input")
-        shape = int_tensor(shape, name="shape")
+        shape = attr_typed_index(shape, name="shape")
         return make_tensor("BroadcastTo", [value, shape], value.dtype.base_dtype, name=scope,
                            attrs={"T": value.dtype.base_dtype, "Tidx": shape.dtype})
 
@@ -363,6 +363,8 @@ def _squared_difference_grad(op, grad):
     x, y = op.inputs
     with grad.graph.control_dependencies([grad]):   # as TensorFlow's
         gx = scalar_mul(2.0, grad) * (x - y)
+    if isinstance(grad, Tensor) and _same_static_shapes(x, y, grad):
+        return gx, negative(gx)
     return _binary_grads(op, gx, negative(gx))
 
 
@@ -481,11 +483,7 @@ def _reduce(op_type, input_tensor, axis, keepdims, name, reduction_indices, keep
         x = convert_to_tensor(input_tensor, name="input")
         if op_type in ("Any", "All"):
             check_type(x.dtype, (dtypes.bool_,), "input")
-        if isinstance(axis, (list, tuple)) and not axis:
-            # TensorFlow's op helper first makes an empty list a float32 constant, then,
-            # that type refused, an int32 one: both are in its graph.
-            constant_op.constant([], name="reduction_indices")
-        axes = all_axes if axis is None else int_tensor(axis, name="reduction_indices")
+        axes = all_axes if axis is None else attr_typed_index(axis, name="reduction_indices")
         out = make_tensor(op_type, [x, axes], x.dtype.base_dtype, name=scope,
                           attrs={**({} if op_type in ("Any", "All")  # bool only, no T
                                     else {"T": x.dtype.base_dtype}),

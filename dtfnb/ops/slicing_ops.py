@@ -30,7 +30,7 @@ from dtfnb.ops.array_ops import (
     where_v2,
     zeros_like,
 )
-from dtfnb.ops.building import int_tensor, make_op, make_tensor, op_scope
+from dtfnb.ops.building import attr_typed_index, int_tensor, make_op, make_tensor, op_scope
 from dtfnb.ops.joining_ops import concat, stack
 from dtfnb.ops.shape_util import constant_value, normalize_axis, shape_error, shape_value
 
@@ -67,7 +67,7 @@ def transpose(a, perm=None, name="transpose", conjugate=False):
             else:
                 r = rank(a)
                 perm = math_ops._range(r - 1, -1, -1)
-        perm = int_tensor(perm, name="perm")
+        perm = attr_typed_index(perm, name="perm")
         return make_tensor("Transpose", [a, perm], a.dtype.base_dtype, name=scope,
                            attrs={"T": a.dtype.base_dtype, "Tperm": perm.dtype})
 
@@ -106,7 +106,7 @@ def tile(input, multiples, name=None):  # noqa: A002 - TensorFlow's name
     """Repeats `input` `multiples[i]` times along each dimension `i`."""
     with op_scope("Tile", name, input, multiples) as scope:
         value = convert_to_tensor(input, name="input")
-        multiples = int_tensor(multiples, name="multiples")
+        multiples = attr_typed_index(multiples, name="multiples")
         return make_tensor("Tile", [value, multiples], value.dtype.base_dtype, name=scope,
                            attrs={"T": value.dtype.base_dtype, "Tmultiples": multiples.dtype})
 
@@ -157,7 +157,7 @@ def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
     with op_scope(op_type, name, tensor, paddings) as scope:
         tensor = convert_to_tensor(tensor, name="input")
         dtype = tensor.dtype.base_dtype
-        inputs = [tensor, int_tensor(paddings, name="paddings")]
+        inputs = [tensor, attr_typed_index(paddings, name="paddings")]
         attrs = {"T": dtype, "Tpaddings": inputs[1].dtype}
         if op_type == "PadV2":
             inputs.append(convert_to_tensor(constant_values, dtype=dtype,

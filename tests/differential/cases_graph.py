@@ -466,3 +466,22 @@ def variables_whose_initial_values_read_other_variables(tf):
     with tf.Session() as sess:
         sess.run(tf.variables_initializer([a, b, c, noise, shifted]))
         return graph, sess.run(values)
+
+
+@case
+def placeholders_and_empty_index_lists(tf):
+    """A placeholder's shape attr, set even when its shape is unknown; an empty list
+    given for an index input typed by an attr (Reshape's shape, Tile's multiples) first
+    converts to a float32 constant, which the op refuses and TensorFlow's graph keeps
+    beside the int32 one that replaces it; the gradient of a squared difference of
+    operands of one known shape reduces nothing."""
+    tf.placeholder(tf.float32)
+    tf.placeholder(tf.int32, None, name="none")
+    tf.placeholder(tf.float32, [None, 3], name="rows")
+    scalar = tf.constant(3.0)
+    built = [tf.reshape(scalar, []), tf.tile(scalar, []), tf.transpose(scalar, []),
+             tf.fill([], 2.0), tf.broadcast_to(scalar, []), tf.reduce_sum(scalar, []),
+             tf.pad(tf.constant([1.0]), [[1, 2]])]
+    a, b = tf.constant([[1.0, 2.0]]), tf.constant([[4.0, 3.0]])
+    grads = tf.gradients(tf.squared_difference(a, b), [a, b])
+    return run(tf, built + grads), node_defs(tf.get_default_graph())
