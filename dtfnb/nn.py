@@ -5,6 +5,7 @@ from dtfnb.ops.embedding_ops import (  # noqa: F401 - re-exported
     embedding_lookup_sparse,
 )
 from dtfnb.ops.nn_ops import (  # noqa: F401 - re-exported
+    batch_normalization,
     bias_add,
     dropout,
     elu,

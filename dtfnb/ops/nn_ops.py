@@ -621,6 +621,17 @@ def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):
         return mean, variance
 
 
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
+    """(x - mean) / sqrt(variance + variance_epsilon) * scale + offset (scale and offset
+    may be None), as TensorFlow builds it: x times one factor plus one shift."""
+    with graph_of(x, mean, variance, scale, offset).name_scope(name or "batchnorm"):
+        inv = unary_ops.rsqrt(variance + variance_epsilon)
+        if scale is not None:
+            inv *= scale
+        return x * math_ops.cast(inv, x.dtype) + math_ops.cast(  # the product first
+            offset - mean * inv if offset is not None else -mean * inv, x.dtype)
+
+
 def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
     """x / sqrt(max(sum(x ** 2, axis), epsilon)), of a real tensor."""
     axis = renamed_argument("axis", axis, "dim", dim)

@@ -1,6 +1,6 @@
 """Ops TensorFlow builds in Python from others (reduce_logsumexp, count_nonzero, norm,
-moments, l2_normalize), and the elementwise tests and soft activations: their graphs op
-for op, values at the edges, gradients and errors."""
+moments, batch_normalization, l2_normalize), and the elementwise tests and soft
+activations: their graphs op for op, values at the edges, gradients and errors."""
 
 import numpy as np
 from observe import node_defs, outcome, run
@@ -67,6 +67,24 @@ def norms(tf):
             node_defs(tf.get_default_graph()), outcome(tf.norm, X, ord=0),
             outcome(tf.norm, X, ord="fro"), outcome(tf.norm, X, axis=[0, 0]),
             outcome(tf.norm, X, axis=[0, 1, 2]), outcome(tf.norm, X, ord=-1, axis=(0, 1)))
+
+
+@case
+def batch_normalization(tf):
+    """tf.nn.batch_normalization with and without scale and offset, of a batch's own
+    moments (the chapter's batch norm by hand), float16 input, and its gradients."""
+    x = tf.placeholder(tf.float32, [2, 3], name="x")
+    mean, variance = tf.nn.moments(x, [0])
+    gamma, beta = tf.constant([1.0, 2.0, 0.5]), tf.constant([0.0, -1.0, 3.0])
+    built = [tf.nn.batch_normalization(x, mean, variance, beta, gamma, 1e-3),
+             tf.nn.batch_normalization(x, mean, variance, None, None, 1e-3, name="plain"),
+             tf.nn.batch_normalization(x, 0.5, 2.0, beta, None, 0.0),
+             tf.nn.batch_normalization(tf.constant(X, tf.float16), np.float16(0.5),
+                                       np.float16(2.0), None, np.float16(3.0), 0.01)]
+    grads = tf.gradients(built[0] * X, [x, gamma, beta])
+    with tf.Session() as sess:
+        values = sess.run([built, grads], {x: X})
+    return values, node_defs(tf.get_default_graph())
 
 
 @case
