@@ -117,7 +117,7 @@ from dtfnb.framework.indexed_slices import IndexedSlices
 from dtfnb.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from dtfnb.ops.array_ops import sparse_placeholder
 from dtfnb.ops.sparse_ops import sparse_retain
-from dtfnb import sparse
+from dtfnb import sets, sparse
 from dtfnb.ops.accumulator_ops import (
     ConditionalAccumulator, ConditionalAccumulatorBase, SparseConditionalAccumulator)
 

@@ -35,7 +35,7 @@ def _check_components(indices, values, shape):
                            f"{shape_string(array.shape)}")
 
 
-def _check_indices(indices, shape):
+def check_indices(indices, shape):
     """TensorFlow's SparseTensor::IndicesValid: each index within `shape`, after the one
     before it in row-major order."""
     if not len(indices):
@@ -93,7 +93,7 @@ def _add_many_sparse_to_tensors_map(ctx, step, indices, values, shape):
     for d in shape:
         if d < 0:
             raise _invalid(f"Expected shape dimensions to be non-negative, got {d}")
-    _check_indices(indices, shape)
+    check_indices(indices, shape)
     handles = np.empty(shape[0], np.int64)
     rows, starts = np.unique(indices[:, 0], return_index=True)
     for row, start, end in zip(rows, starts, [*starts[1:], len(indices)]):
