@@ -82,7 +82,7 @@ from dtfnb.ops.clip_ops import (
     clip_by_global_norm, clip_by_norm, clip_by_value, global_norm)
 
 # neural networks, layers, initializers and random ops
-from dtfnb import compat, initializers, layers, logging, nn, random, summary, train
+from dtfnb import compat, initializers, layers, logging, losses, nn, random, summary, train
 from dtfnb import distribute
 from dtfnb.ops.init_ops import (
     constant_initializer, glorot_normal_initializer, glorot_uniform_initializer,
