@@ -73,7 +73,7 @@ from dtfnb.ops.unary_ops import (
     round, rsqrt, sign, sin, sqrt, square)
 from dtfnb.ops.arg_ops import argmax, argmin
 from dtfnb.ops.compound_reductions import count_nonzero, norm, reduce_logsumexp
-from dtfnb.ops.linalg_ops import matmul
+from dtfnb.ops.linalg_ops import matmul, tensordot
 from dtfnb.ops.scan_ops import cumprod, cumsum
 from dtfnb.ops.set_ops import setdiff1d
 from dtfnb.ops import autopacking as _autopacking  # noqa: F401 - [tensor, 2.0] packs

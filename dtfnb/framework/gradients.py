@@ -149,8 +149,16 @@ def _trainable(tensor):
     return dtype.is_floating or dtype.is_complex
 
 
+def _carries_gradients(tensor):
+    """TensorFlow's IsTrainable: a gradient flows only through floats, complex numbers,
+    resources and variants (not through a Shape's integers, say)."""
+    dtype = tensor.dtype.base_dtype
+    return dtype.is_floating or dtype.is_complex or dtype in (dtypes.resource, dtypes.variant)
+
+
 def _ops_between(xs, ys):
-    """Ops on a data path from some x to some y, in topological order (inputs first)."""
+    """Ops on a path that carries gradients from some x to some y, in topological order
+    (inputs first). Which ops are between decides the order of the backward walk."""
     reached = set()
     frontier = [x.op for x in xs]
     while frontier:
@@ -159,7 +167,8 @@ def _ops_between(xs, ys):
             continue
         reached.add(op)
         for out in op.outputs:
-            frontier.extend(c for c in out._consumers if c not in reached)
+            if _carries_gradients(out):
+                frontier.extend(c for c in out._consumers if c not in reached)
     order, seen = [], set()
     for y in ys:
         if y.op not in reached or y.op in seen:

@@ -1,12 +1,19 @@
-"""MatMul and BatchMatMul (shape inference, builders, gradients); Qr, DiagPart and
-matrix_transpose, which the orthogonal initializer builds."""
+"""MatMul and BatchMatMul (shape inference, builders, gradients); tensordot, a MatMul
+between transposes and reshapes; Qr, DiagPart and matrix_transpose, which the orthogonal
+initializer builds."""
 
+import numbers
+
+import numpy as np
+
+from dtfnb.base import dtypes
 from dtfnb.base.shapes import TensorShape, unknown_shape
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import RegisterGradient, define_op
-from dtfnb.ops.building import binary_inputs, make_op, make_tensor, op_scope
+from dtfnb.ops import array_ops, joining_ops, math_ops, set_ops
+from dtfnb.ops.building import binary_inputs, graph_of, make_op, make_tensor, op_scope
 from dtfnb.ops.shape_util import shape_error
-from dtfnb.ops.slicing_ops import transpose
+from dtfnb.ops.slicing_ops import gather, transpose
 
 
 def _matmul_shape(op):
@@ -140,3 +147,107 @@ def matrix_transpose(a, name="matrix_transpose"):
         a = convert_to_tensor(a, name="a")
         ndims = a.shape.ndims
         return transpose(a, perm=list(range(ndims - 2)) + [ndims - 1, ndims - 2])
+
+
+# -- tensordot ------------------------------------------------------------------------
+
+
+def _tensordot_axes(a, axes):
+    """The contracted axes of `a` and of `b`: lists where `axes` is a count or a pair of
+    lists, else tensors."""
+    if isinstance(axes, numbers.Integral):
+        if axes < 0:
+            raise ValueError(f"`axes` must be at least 0. Received: {axes}.")
+        ndims = a.shape.ndims
+        if ndims is not None:
+            if axes > ndims:
+                raise ValueError(f"`axes` must not be larger than the number of dimensions "
+                                 f"of tensor {a}.  Received {axes}, vs tensor dimensions "
+                                 f"{ndims}.")
+            return list(range(ndims - axes, ndims)), list(range(axes))
+        rank = array_ops.rank(a)
+        return (math_ops.range(rank - axes, rank, dtype=dtypes.int32),
+                math_ops.range(axes, dtype=dtypes.int32))
+    if isinstance(axes, (list, tuple)):
+        if len(axes) != 2:
+            raise ValueError(f"`axes` must be an integer or have length 2. Received {axes}.")
+        a_axes, b_axes = axes
+        if isinstance(a_axes, numbers.Integral) and isinstance(b_axes, numbers.Integral):
+            a_axes, b_axes = [a_axes], [b_axes]
+        if len(a_axes) != len(b_axes):
+            raise ValueError(f"Different number of contraction axes `a` and `b`, "
+                             f"{len(a_axes)} != {len(b_axes)}.")
+        return a_axes, b_axes
+    axes = convert_to_tensor(axes, name="axes", dtype=dtypes.int32)
+    return axes[0], axes[1]
+
+
+def _tensordot_reshape(a, axes, flipped=False):
+    """`a` transposed and reshaped to a matrix whose columns (rows if `flipped`) run over
+    `axes`; its free dims (a list where a's shape is known, else a tensor) and their
+    static values (None where a's rank is unknown)."""
+    if a.shape.is_fully_defined() and isinstance(axes, (list, tuple)):
+        shape_a = a.shape.as_list()
+        axes = [i if i >= 0 else i + len(shape_a) for i in axes]
+        free = [i for i in range(len(shape_a)) if i not in axes]
+        free_dims = [shape_a[i] for i in free]
+        prod_free = int(np.prod(free_dims))
+        prod_axes = int(np.prod([shape_a[i] for i in axes]))
+        perm = list(axes) + free if flipped else free + list(axes)
+        new_shape = [prod_axes, prod_free] if flipped else [prod_free, prod_axes]
+        a_trans = transpose(a, perm) if perm != list(range(len(shape_a))) else a
+        if a_trans.shape.as_list() != new_shape:
+            a_trans = array_ops.reshape(a_trans, new_shape)
+        return a_trans, free_dims, free_dims
+    if a.shape.ndims is not None and isinstance(axes, (list, tuple)):
+        shape_a = a.shape.as_list()
+        axes = [i if i >= 0 else i + len(shape_a) for i in axes]
+        free = [i for i in range(len(shape_a)) if i not in axes]
+        free_dims_static = [shape_a[i] for i in free]
+        axes = convert_to_tensor(axes, dtype=dtypes.int32, name="axes")
+        free = convert_to_tensor(free, dtype=dtypes.int32, name="free")
+        shape_a = array_ops.shape(a)
+    else:
+        free_dims_static = None
+        shape_a = array_ops.shape(a)
+        rank_a = array_ops.rank(a)
+        axes = convert_to_tensor(axes, dtype=dtypes.int32, name="axes")
+        axes = array_ops.where(axes >= 0, axes, axes + rank_a)
+        free, _ = set_ops.setdiff1d(math_ops.range(rank_a), axes, dtypes.int32)
+    free_dims = gather(shape_a, free)
+    axes_dims = gather(shape_a, axes)
+    prod_free_dims = math_ops.reduce_prod(free_dims)
+    prod_axes_dims = math_ops.reduce_prod(axes_dims)
+    if flipped:
+        perm = joining_ops.concat([axes, free], 0)
+        new_shape = joining_ops.stack([prod_axes_dims, prod_free_dims])
+    else:
+        perm = joining_ops.concat([free, axes], 0)
+        new_shape = joining_ops.stack([prod_free_dims, prod_axes_dims])
+    return array_ops.reshape(transpose(a, perm), new_shape), free_dims, free_dims_static
+
+
+def tensordot(a, b, axes, name=None):
+    """The sum of products of `a` and `b` over `axes`: a count of a's last and b's first
+    axes, a pair of axis lists, or a tensor of such a pair. As TensorFlow builds it: each
+    operand transposed and reshaped to a matrix, one MatMul, and a reshape to the free
+    dimensions."""
+    with graph_of(a, b, axes).name_scope(name or "Tensordot") as scope:
+        a = convert_to_tensor(a, name="a")
+        b = convert_to_tensor(b, name="b")
+        a_axes, b_axes = _tensordot_axes(a, axes)
+        a_matrix, a_free_dims, a_free_static = _tensordot_reshape(a, a_axes)
+        b_matrix, b_free_dims, b_free_static = _tensordot_reshape(b, b_axes, True)
+        product = matmul(a_matrix, b_matrix)
+        if isinstance(a_free_dims, list) and isinstance(b_free_dims, list):
+            if (product.shape.is_fully_defined()
+                    and product.shape.as_list() == a_free_dims + b_free_dims):
+                return product
+            return array_ops.reshape(product, a_free_dims + b_free_dims, name=scope)
+        a_free_dims = convert_to_tensor(a_free_dims, dtype=dtypes.int32)
+        b_free_dims = convert_to_tensor(b_free_dims, dtype=dtypes.int32)
+        product = array_ops.reshape(product, joining_ops.concat([a_free_dims, b_free_dims], 0),
+                                    name=scope)
+        if a_free_static is not None and b_free_static is not None:
+            product.set_shape(a_free_static + b_free_static)
+        return product

@@ -102,3 +102,27 @@ def moments_and_l2_normalize(tf):
         values = sess.run([mean, variance, kept, half, normalized, grads], {x: X})
     return (values, [t.dtype.name for t in half], node_defs(tf.get_default_graph()),
             outcome(tf.nn.l2_normalize, X, axis=0, dim=0))
+
+
+@case
+def tensordot(tf):
+    """tf.tensordot over a count of axes, axis pairs (negative ones too), a tensor of
+    axes, known, partly known and unknown shapes; its graphs, gradients and errors."""
+    cube = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    mat = np.arange(12, dtype=np.float32).reshape(4, 3)
+    a = tf.placeholder(tf.float32, [None, 3, 4], name="a")
+    b = tf.placeholder(tf.float32, None, name="b")
+    built = [tf.tensordot(cube, mat, 1), tf.tensordot(cube, mat, [[2, 1], [0, 1]]),
+             tf.tensordot(cube, mat, [[-1], [0]]), tf.tensordot(mat, mat, 0),
+             tf.tensordot(a, mat, [[2], [0]]), tf.tensordot(a, b, 1, name="dynamic"),
+             tf.tensordot(cube, b, [[0, 2], [1, 0]]),
+             tf.tensordot(cube, mat, tf.constant([[2], [0]]))]
+    grads = tf.gradients(tf.reduce_sum(built[4] * 2.0) + tf.reduce_sum(built[5]), [a, b])
+    values = run(tf, built + grads, {a: cube, b: np.ones([4, 2, 2], np.float32)})
+    errors = [outcome(tf.tensordot, cube, mat, -1), outcome(tf.tensordot, cube, mat, 4),
+              outcome(tf.tensordot, cube, mat, [[1]]),
+              outcome(tf.tensordot, cube, mat, [[1, 2], [0]])]
+    # The shape of the last, whose axes are a tensor, TensorFlow's C++ shape inference
+    # learns by evaluating the axes (a documented difference): not compared.
+    return (values, [t.shape.as_list() if t.shape.ndims is not None else None
+                     for t in built[:-1]], errors, node_defs(tf.get_default_graph()))
