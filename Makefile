@@ -22,10 +22,14 @@ $(VENV)/.installed: pyproject.toml extension/package.json extension/yarn.lock \
 TF_VENV ?= .tfvenv
 tfvenv: $(TF_VENV)/.installed
 
-$(TF_VENV)/.installed:
+# tf-keras is TensorFlow's legacy Keras, which tf.compat.v1.layers needs under Keras 3
+# (the tier's worker sets TF_USE_LEGACY_KERAS=1); --no-deps, as it asks for `tensorflow`,
+# which tensorflow-cpu provides under another name.
+$(TF_VENV)/.installed: Makefile
 	python3 -m venv $(TF_VENV)
 	$(TF_VENV)/bin/python -m pip install -q --upgrade pip
 	$(TF_VENV)/bin/python -m pip install -q "tensorflow-cpu==2.21.*"
+	$(TF_VENV)/bin/python -m pip install -q --no-deps "tf-keras==2.21.*"
 	touch $@
 
 # LAB_ARGS passes options through, e.g. LAB_ARGS="--no-browser --port=9999".

@@ -10,7 +10,7 @@ from dtfnb.framework.graph_keys import GraphKeys
 from dtfnb.framework.registry import RegisterGradient
 from dtfnb.ops import nest
 from dtfnb.ops.array_ops import identity
-from dtfnb.ops.building import graph_of
+from dtfnb.ops.building import graph_of, is_tensor
 from dtfnb.ops.control_flow_context import CondContext, WhileContext, output_context
 from dtfnb.ops.control_flow_ops import merge, switch, switch_ref_or_tensor
 from dtfnb.ops.math_ops import equal
@@ -86,12 +86,19 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
         return merges if strict else _unpack_singleton(merges)
 
 
-def smart_cond(pred, true_fn, false_fn):
-    """`true_fn()` or `false_fn()` when `pred` is a constant, else a tf.cond of them
-    (TensorFlow's smart_cond: a graph built for a known choice has no Switch)."""
-    value = constant_value(pred)
+def smart_cond(pred, true_fn, false_fn, name=None):
+    """`true_fn()` or `false_fn()` when `pred` is a Python bool (or 1 or 0) or a constant
+    tensor, else a tf.cond of them (TensorFlow's smart_cond: a graph built for a known
+    choice has no Switch)."""
+    if is_tensor(pred):
+        value = constant_value(pred)
+    elif pred in {0, 1}:   # True and False among them
+        value = bool(pred)
+    else:
+        raise TypeError("Argument `pred` must be a Tensor, or a Python bool, or 1 or 0. "
+                        f"Received: pred={pred} of type {type(pred).__name__}")
     if value is None:
-        return cond(pred, true_fn, false_fn)
+        return cond(pred, true_fn, false_fn, name=name)
     return true_fn() if value else false_fn()
 
 

@@ -11,6 +11,8 @@ import os
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# tf.compat.v1.layers exists only with TensorFlow's legacy Keras (the tf-keras package).
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 answers = os.fdopen(os.dup(sys.stdout.fileno()), "w")
 os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

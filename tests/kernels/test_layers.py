@@ -65,8 +65,8 @@ def test_dense_on_rank_3_inputs():
 
 
 def test_dense_errors():
-    with pytest.raises(ValueError, match="The last dimension of the inputs to `Dense` should "
-                                         "be defined. Found `None`."):
+    with pytest.raises(ValueError, match="The last dimension of the inputs to a Dense layer "
+                                         "should be defined. Found None."):
         tf.layers.dense(tf.placeholder(tf.float32, [None, None]), 2)
     with pytest.raises(ValueError, match="expected min_ndim=2, found ndim=1"):
         tf.layers.dense(tf.constant([1.0, 2.0]), 2)
@@ -89,3 +89,9 @@ def test_dropout_and_flatten_layers():
     a, b, c = _run(flat, off, on)
     assert a.shape == (4, 6) and np.all(b == 1.0)
     assert set(np.unique(c).tolist()) <= {0.0, 2.0}
+
+
+def test_dropout_without_a_training_flag_passes_its_input_through():
+    x = tf.constant(np.ones((2, 3), np.float32))
+    out, = _run(tf.layers.dropout(x, rate=0.9, training=None))
+    assert np.all(out == 1.0)
