@@ -1,3 +1,8 @@
 """tf.layers: re-exports only (the layers live in dtfnb/ops/layers.py)."""
 
-from dtfnb.ops.layers import dense, dropout, flatten  # noqa: F401 - re-exported
+from dtfnb.ops.layers import (  # noqa: F401 - re-exported
+    batch_normalization,
+    dense,
+    dropout,
+    flatten,
+)

@@ -158,3 +158,95 @@ def a_chapter_network_trains(tf):
                   for _ in range(5)]
         final = sess.run(loss, {x: _X, y: labels})
     return losses, final
+
+
+def _bn_values(tf, built, feed=None):
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        return sess.run(built, feed)
+
+
+@case
+def batch_normalization_graphs(tf):
+    """batch_normalization with the book's training placeholder, with Python True and
+    False, over axis 1 of rank 3 inputs and over two axes, without center or scale, on
+    float64 and float16, with regularizers and reuse: graphs, variables, UPDATE_OPS,
+    REGULARIZATION_LOSSES and the values of one step each way."""
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    training = tf.placeholder_with_default(False, [], name="training")
+    cube = tf.constant(np.arange(24, dtype=np.float32).reshape(2, 3, 4) % 5)
+    built = [tf.layers.batch_normalization(x, training=training, momentum=0.9),
+             tf.layers.batch_normalization(x, training=True, name="always"),
+             tf.layers.batch_normalization(x, training=False, name="never"),
+             tf.layers.batch_normalization(cube, axis=1, training=training),
+             tf.layers.batch_normalization(cube, axis=[1, 2], training=True,
+                                           center=False),
+             tf.layers.batch_normalization(x, scale=False, center=False, training=True,
+                                           name="bare"),
+             tf.layers.batch_normalization(tf.cast(x, tf.float64), training=training),
+             tf.layers.batch_normalization(tf.cast(x, tf.float16), training=training),
+             tf.layers.batch_normalization(
+                 x, training=training, gamma_regularizer=lambda g: tf.reduce_sum(g),
+                 beta_initializer=tf.constant_initializer(0.5), epsilon=0.1,
+                 name="regularized"),
+             tf.layers.batch_normalization(x, training=True, name="always", reuse=True)]
+    updates = [op.name for op in tf.get_collection(tf.GraphKeys.UPDATE_OPS)]
+    batch = _X[:, :3]
+    values = [_bn_values(tf, built, {x: batch}), _bn_values(tf, built, {x: batch,
+                                                                        training: True})]
+    return (values, updates, _variables(tf, tf.GraphKeys.GLOBAL_VARIABLES),
+            _variables(tf, tf.GraphKeys.TRAINABLE_VARIABLES),
+            [t.name for t in tf.get_collection(tf.GraphKeys.REGULARIZATION_LOSSES)],
+            node_defs(tf.get_default_graph()))
+
+
+@case
+def batch_normalization_errors(tf):
+    """Axes out of range or repeated, an undefined axis dimension, an unknown rank, a
+    non-integer axis and a training flag that is not a bool."""
+    x = tf.constant(_X)
+    return [outcome(tf.layers.batch_normalization, x, axis=2),
+            outcome(tf.layers.batch_normalization, x, axis=[1, -1]),
+            outcome(tf.layers.batch_normalization, tf.placeholder(tf.float32, [2, None])),
+            outcome(tf.layers.batch_normalization, tf.placeholder(tf.float32)),
+            outcome(tf.layers.batch_normalization, x, axis="1"),
+            outcome(tf.layers.batch_normalization, x, training="yes")]
+
+
+@case
+def a_batch_normalized_network_trains(tf):
+    """Chapter 11's network: dense layers, batch normalization behind the training
+    placeholder, ELU, and the training op under the UPDATE_OPS' control dependencies;
+    TensorFlow's losses, moving averages and evaluation outputs after a few steps."""
+    tf.set_random_seed(5)
+    x = tf.placeholder(tf.float32, [None, 4], name="X")
+    y = tf.placeholder(tf.int64, [None], name="y")
+    training = tf.placeholder_with_default(False, [], name="training")
+    hidden = tf.layers.dense(x, 6, name="hidden1")
+    hidden = tf.nn.elu(tf.layers.batch_normalization(hidden, training=training,
+                                                     momentum=0.9))
+    logits = tf.layers.batch_normalization(tf.layers.dense(hidden, 3, name="outputs"),
+                                           training=training, momentum=0.9)
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y,
+                                                                        logits=logits))
+    with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
+        train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    batch = np.concatenate([_X, _X[::-1] * 0.5])
+    labels = np.int64([0, 2, 1, 1])
+    moving = [v for v in tf.global_variables() if "moving" in v.name]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        losses = [sess.run([train, loss], {x: batch, y: labels, training: True})[1]
+                  for _ in range(4)]
+        return losses, sess.run(moving), sess.run(logits, {x: batch})
+
+
+@case
+def batch_normalization_of_images_unfused(tf):
+    """4D inputs with fused=False (TensorFlow's graph without its fused kernel), over the
+    channels last and first."""
+    images = tf.constant(np.arange(48, dtype=np.float32).reshape(2, 2, 4, 3) % 7)
+    training = tf.placeholder_with_default(True, [], name="training")
+    built = [tf.layers.batch_normalization(images, training=training, fused=False),
+             tf.layers.batch_normalization(images, axis=1, training=training, fused=False)]
+    return _bn_values(tf, built), node_defs(tf.get_default_graph())

@@ -95,3 +95,11 @@ def test_dropout_without_a_training_flag_passes_its_input_through():
     x = tf.constant(np.ones((2, 3), np.float32))
     out, = _run(tf.layers.dropout(x, rate=0.9, training=None))
     assert np.all(out == 1.0)
+
+
+def test_batch_normalization_names_what_dtfnb_does_not_build():
+    images = tf.constant(np.ones((2, 2, 2, 3), np.float32))
+    with pytest.raises(NotImplementedError, match=r"FusedBatchNormV3.*fused=False"):
+        tf.layers.batch_normalization(images)
+    with pytest.raises(NotImplementedError, match="does not support renorm"):
+        tf.layers.batch_normalization(tf.constant(X), renorm=True)
