@@ -78,6 +78,7 @@ from dtfnb.ops.scan_ops import cumprod, cumsum
 from dtfnb.ops.set_ops import setdiff1d
 from dtfnb.ops import autopacking as _autopacking  # noqa: F401 - [tensor, 2.0] packs
 from dtfnb.ops import tensor_operators as _tensor_operators  # noqa: F401 - Tensor's +, -, @ ...
+from dtfnb.ops.script_ops import numpy_function, py_func
 from dtfnb.ops.clip_ops import (
     clip_by_global_norm, clip_by_norm, clip_by_value, global_norm)
 
