@@ -12,19 +12,22 @@ from dtfnb.base import dtypes
 from dtfnb.base.shapes import TensorShape, as_shape, scalar, unknown_shape
 from dtfnb.data import nest
 from dtfnb.data.function import trace
+from dtfnb.data.generator import GeneratorState
 from dtfnb.data.iterator_ops import Iterator, Structured
-from dtfnb.framework.convert import convert_to_tensor
+from dtfnb.framework.convert import convert_n_to_tensor, convert_to_tensor
 from dtfnb.framework.random_seed import get_seed
 from dtfnb.framework.registry import define_op
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops.building import graph_of, make_op
+from dtfnb.ops.script_ops import numpy_function
 
 DATASET_OPS = (
     "TensorDataset", "TensorSliceDataset", "RangeDataset", "ZipDataset", "ConcatenateDataset",
     "RepeatDataset", "BatchDatasetV2", "PaddedBatchDatasetV2", "ShuffleDataset", "MapDataset",
     "ParallelMapDataset", "FilterDataset", "FlatMapDataset", "InterleaveDataset",
     "SkipDataset", "TakeDataset", "PrefetchDataset", "CacheDataset", "TextLineDataset",
-    "TFRecordDataset", "FixedLengthRecordDataset", "ShardDataset", "UnbatchDataset")
+    "TFRecordDataset", "FixedLengthRecordDataset", "ShardDataset", "UnbatchDataset",
+    "GeneratorDataset")
 for _op in DATASET_OPS:
     define_op(_op, lambda op: [scalar()])
 
@@ -73,6 +76,64 @@ class Dataset(Structured):
         return make_dataset("TensorDataset", nest.flatten(components),
                             nest.map_structure(lambda t: t.dtype.base_dtype, components),
                             nest.map_structure(lambda t: t.shape, components))
+
+    @staticmethod
+    def from_generator(generator, output_types=None, output_shapes=None, args=None,
+                       output_signature=None):
+        """A dataset of the elements `generator(*args)` yields (each pass of an iterator
+        calls it anew), of `output_types` and `output_shapes` (default unknown).
+
+        As TensorFlow builds it: a GeneratorDataset whose functions call the generator
+        through tf.numpy_function ops, under a flat_map; so it runs in this process only
+        (a graph pinned to another process's task cannot reach the generator)."""
+        if not callable(generator):
+            raise TypeError("`generator` must be a Python callable.")
+        if output_signature is not None:
+            raise NotImplementedError("dtfnb's Dataset.from_generator takes output_types "
+                                      "and output_shapes, not output_signature")
+        if output_types is None:
+            raise TypeError("To specify the output signature you need to provide either the "
+                            "`output_signature` argument or the `output_types` argument.")
+        output_types = nest.map_structure(dtypes.as_dtype, output_types)
+        output_shapes = nest.map_structure(
+            lambda _: unknown_shape(), output_types) if output_shapes is None else \
+            nest.pack_sequence_as(output_types, [as_shape(s) for s in _shape_leaves(
+                output_types, output_shapes)])
+        args = () if args is None else tuple(convert_n_to_tensor(args, name="args"))
+        state = GeneratorState(generator)
+        flat_types = nest.flatten(output_types)
+
+        def start(unused_dummy):
+            return numpy_function(state.next_id, args, dtypes.int64)
+
+        def next_element(pass_id):
+            values = numpy_function(
+                lambda i: state.next_values(i, output_types, output_shapes), [pass_id],
+                flat_types)
+            for value, shape in zip(values, nest.flatten(output_shapes)):
+                value.set_shape(shape)
+            return nest.pack_sequence_as(output_types, values)
+
+        def finish(pass_id):
+            return numpy_function(state.completed, [pass_id], dtypes.int64)
+
+        def generator_dataset(dummy):
+            scalar_int = (dtypes.int32, scalar())
+            init = trace(start, "from_generator", *scalar_int, graph_of(dummy), _to_tensors)
+            by_id = (dtypes.int64, scalar(), graph_of(dummy), _to_tensors)
+            following = trace(next_element, "from_generator", *by_id)
+            final = trace(finish, "from_generator", *by_id)
+            return make_dataset(
+                "GeneratorDataset",
+                [dummy, *init.captured, *following.captured, *final.captured],
+                output_types, output_shapes, attrs={
+                    "init_func": init.name, "next_func": following.name,
+                    "finalize_func": final.name,
+                    "Tinit_func_args": [t.dtype.base_dtype for t in [dummy, *init.captured]],
+                    "Tnext_func_args": [t.dtype.base_dtype for t in following.captured],
+                    "Tfinalize_func_args": [t.dtype.base_dtype for t in final.captured]})
+
+        return Dataset.from_tensors(0).flat_map(generator_dataset)
 
     @staticmethod
     def from_tensor_slices(tensors):
@@ -302,6 +363,15 @@ def _components(tensors):
     with graph_of(*flat).name_scope("normalize_element"):
         flat = [convert_to_tensor(value, name=f"component_{i}") for i, value in enumerate(flat)]
     return nest.pack_sequence_as(tensors, flat)
+
+
+def _shape_leaves(types, shapes):
+    """The leaves of `shapes` where `types` has them (a shape is a list, not a structure)."""
+    if isinstance(types, tuple):
+        return [leaf for t, s in zip(types, shapes) for leaf in _shape_leaves(t, s)]
+    if isinstance(types, dict):
+        return [leaf for key in sorted(types) for leaf in _shape_leaves(types[key], shapes[key])]
+    return [shapes]
 
 
 def _to_tensors(result):

@@ -123,6 +123,17 @@ def _flat_map(ctx, step, dataset, *captured):
     return datasets.FlatMap(dataset, _function(ctx), captured)
 
 
+@_dataset_kernel("GeneratorDataset")
+def _generator(ctx, step, *inputs):
+    counts = [len(ctx.attrs[f"T{kind}_func_args"]) for kind in ("init", "next", "finalize")]
+    init_args = inputs[:counts[0]]
+    next_args = inputs[counts[0]:counts[0] + counts[1]]
+    finalize_args = inputs[counts[0] + counts[1]:]
+    return datasets.Generator(_function(ctx, "init_func"), init_args,
+                              _function(ctx, "next_func"), next_args,
+                              _function(ctx, "finalize_func"), finalize_args)
+
+
 @_dataset_kernel("InterleaveDataset")
 def _interleave(ctx, step, dataset, *rest):
     captured, cycle_length, block_length = rest[:-2], rest[-2], rest[-1]

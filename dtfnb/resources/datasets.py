@@ -8,6 +8,7 @@ of outputs. An IteratorResource holds the pass that `IteratorGetNext` advances.
 
 import gzip
 import itertools
+import logging
 import secrets
 import threading
 
@@ -18,10 +19,13 @@ from dtfnb.base.errors import (
     DataLossError,
     FailedPreconditionError,
     InvalidArgumentError,
+    OpError,
     OutOfRangeError,
 )
 from dtfnb.resources.files import not_found
 from dtfnb.resources.tfrecord import RecordReader
+
+log = logging.getLogger("dtfnb.resources")
 
 
 def string_scalar(value):
@@ -287,6 +291,39 @@ class FlatMap(Map):
         for element in self.dataset:
             (inner,) = self.fn([*element, *self.captured])
             yield from inner
+
+
+class Generator:
+    """GeneratorDataset: each pass gets a state from `init` (from_generator: a pass id),
+    then elements from `next` of it until `next` fails with OutOfRangeError, and ends
+    with `finalize` of it. A pass left unfinished is finalized when it is dropped, and
+    only warns if that fails (its functions may be gone with their graph), as
+    TensorFlow's iterator does when it is destroyed."""
+
+    def __init__(self, init, init_args, next_fn, next_args, finalize, finalize_args):
+        self.init, self.init_args = init, list(init_args)
+        self.next, self.next_args = next_fn, list(next_args)
+        self.finalize, self.finalize_args = finalize, list(finalize_args)
+
+    def __iter__(self):
+        state = self.init(self.init_args)
+        ended = False
+        try:
+            while True:
+                try:
+                    element = self.next([*state, *self.next_args])
+                except OutOfRangeError:
+                    ended = True
+                    self.finalize([*state, *self.finalize_args])
+                    return
+                yield tuple(element)
+        finally:
+            if not ended:
+                try:
+                    self.finalize([*state, *self.finalize_args])
+                except OpError as err:
+                    log.warning("Error occurred when finalizing GeneratorDataset iterator: "
+                                "%s", err)
 
 
 class Interleave(Map):

@@ -1,5 +1,7 @@
 """tf.data in graph mode, through real sessions: the chapter's cells, every method, iterators."""
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -350,3 +352,32 @@ def test_a_malformed_function_from_a_peer_is_an_invalid_argument(cluster, change
     with pytest.raises(tf.errors.InvalidArgumentError, match=message):
         master.run_step(handle, {}, [fetch], [])
     master.close_session(handle)
+
+
+def test_from_generator_releases_each_pass_of_the_generator():
+    """A pass that ends, or that a re-initialization abandons, lets go of its generator
+    (whose cleanup then runs), as TensorFlow's finalize function does."""
+    cleaned = []
+
+    def numbers(n):
+        try:
+            yield from range(n)
+        finally:
+            cleaned.append(n)
+
+    dataset = tf.data.Dataset.from_generator(numbers, tf.int64, (), args=[3])
+    iterator = dataset.make_initializable_iterator()
+    next_element = iterator.get_next()
+    with tf.Session() as sess:
+        sess.run(iterator.initializer)
+        assert [sess.run(next_element) for _ in range(3)] == [0, 1, 2]
+        with pytest.raises(tf.errors.OutOfRangeError):
+            sess.run(next_element)
+        gc.collect()
+        assert cleaned == [3]
+        sess.run(iterator.initializer)
+        assert sess.run(next_element) == 0
+        sess.run(iterator.initializer)   # abandons the second pass
+        gc.collect()
+        assert cleaned == [3, 3]
+        assert sess.run(next_element) == 0
