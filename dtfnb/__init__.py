@@ -79,6 +79,7 @@ from dtfnb.ops.set_ops import setdiff1d
 from dtfnb.ops import autopacking as _autopacking  # noqa: F401 - [tensor, 2.0] packs
 from dtfnb.ops import tensor_operators as _tensor_operators  # noqa: F401 - Tensor's +, -, @ ...
 from dtfnb.ops.script_ops import numpy_function, py_func
+from dtfnb.ops.string_ops import reduce_join
 from dtfnb.ops.clip_ops import (
     clip_by_global_norm, clip_by_norm, clip_by_value, global_norm)
 
@@ -118,7 +119,7 @@ from dtfnb.framework.indexed_slices import IndexedSlices
 from dtfnb.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from dtfnb.ops.array_ops import sparse_placeholder
 from dtfnb.ops.sparse_ops import sparse_retain
-from dtfnb import sets, sparse
+from dtfnb import sets, sparse, strings
 from dtfnb.ops.accumulator_ops import (
     ConditionalAccumulator, ConditionalAccumulatorBase, SparseConditionalAccumulator)
 

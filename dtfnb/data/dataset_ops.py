@@ -15,9 +15,11 @@ from dtfnb.data.function import trace
 from dtfnb.data.generator import GeneratorState
 from dtfnb.data.iterator_ops import Iterator, Structured
 from dtfnb.framework.convert import convert_n_to_tensor, convert_to_tensor
+from dtfnb.framework.graph import get_default_graph
 from dtfnb.framework.random_seed import get_seed
 from dtfnb.framework.registry import define_op
 from dtfnb.framework.tensor import Tensor
+from dtfnb.ops import array_ops, check_ops, io_ops, math_ops, string_ops
 from dtfnb.ops.building import graph_of, make_op
 from dtfnb.ops.script_ops import numpy_function
 
@@ -134,6 +136,32 @@ class Dataset(Structured):
                     "Tfinalize_func_args": [t.dtype.base_dtype for t in final.captured]})
 
         return Dataset.from_tensors(0).flat_map(generator_dataset)
+
+    @staticmethod
+    def list_files(file_pattern, shuffle=None, seed=None):
+        """A dataset of the files matching `file_pattern` (a glob, or a vector of them),
+        shuffled unless `shuffle` is false (by `seed`, TensorFlow's order); a pattern
+        that matches nothing fails the first step with InvalidArgumentError."""
+        graph = get_default_graph()
+        with graph.name_scope("list_files"):
+            file_pattern = convert_to_tensor(file_pattern, dtype=dtypes.string,
+                                             name="file_pattern")
+            matching = io_ops.matching_files(file_pattern)
+            condition = math_ops.greater(array_ops.shape(matching)[0], 0,
+                                         name="match_not_empty")
+            message = math_ops.add("No files matched pattern: ",
+                                   string_ops.reduce_join(file_pattern, separator=", "),
+                                   name="message")
+            not_empty = check_ops.Assert(condition, [message], summarize=1,
+                                         name="assert_not_empty")
+            with graph.control_dependencies([not_empty]):
+                matching = array_ops.identity(matching)
+            dataset = Dataset.from_tensor_slices(matching)
+            if shuffle is None or shuffle:
+                # a shuffle buffer must hold at least one element, and there may be none
+                size = array_ops.shape(matching, out_type=dtypes.int64)[0]
+                dataset = dataset.shuffle(math_ops.maximum(size, 1), seed=seed)
+            return dataset
 
     @staticmethod
     def from_tensor_slices(tensors):
