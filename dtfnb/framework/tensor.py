@@ -32,7 +32,10 @@ class Tensor:
     ```
     """
 
-    __slots__ = ("_op", "_value_index", "_dtype", "_shape", "_consumers", "__weakref__")
+    # `assign` is set only on a slice of a variable (`v[0]`), as TensorFlow sets it, to
+    # assign to that slice; other tensors have none.
+    __slots__ = ("_op", "_value_index", "_dtype", "_shape", "_consumers", "assign",
+                 "__weakref__")
 
     # Let `ndarray * tensor` call Tensor.__rmul__ instead of broadcasting elementwise.
     __array_priority__ = 100

@@ -412,6 +412,33 @@ def _strided_slice(ctx, step, x, begin, end, strides):
         raise _index_error(err) from None
 
 
+def _broadcasts_to(shape, target):
+    try:
+        return np.broadcast_shapes(shape, target) == tuple(target)
+    except ValueError:
+        return False
+
+
+@register_kernel("StridedSliceAssign", ref_inputs=True)
+def _strided_slice_assign(ctx, step, ref, begin, end, strides, value):
+    index = _strided_index(ctx.attrs, begin, end, strides)
+
+    def assigned(old):
+        new = old.copy()   # readers of the old array keep it
+        try:
+            target = new[index]
+        except IndexError as err:
+            raise _index_error(err) from None
+        if not _broadcasts_to(value.shape, target.shape):
+            raise _error(f"Cannot broadcast input shape {dims_string(value.shape)} into "
+                         f"final shape {dims_string(target.shape)}")
+        new[index] = value
+        return new
+
+    ref.update(assigned)
+    return ref
+
+
 @register_kernel("StridedSliceGrad")
 def _strided_slice_grad(ctx, step, shape, begin, end, strides, dy):
     shape = _ints(shape)

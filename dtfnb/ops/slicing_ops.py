@@ -16,7 +16,7 @@ from dtfnb.framework.convert import convert_to_tensor, register_tensor_conversio
 from dtfnb.framework.indexed_slices import IndexedSlices
 from dtfnb.framework.registry import NotDifferentiable, RegisterGradient, define_op
 from dtfnb.framework.tensor import Tensor
-from dtfnb.ops import constant_op, math_ops
+from dtfnb.ops import constant_op, math_ops, state_ops
 from dtfnb.ops.array_ops import (
     expand_dims,
     ones,
@@ -298,7 +298,8 @@ def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, el
     The masks are bit fields, bit `i` for dimension `i` of the spec, as in TensorFlow: `begin_mask`
     and `end_mask` ignore that begin or end (the full range), `ellipsis_mask` marks an ellipsis,
     `new_axis_mask` a new axis of size 1, and `shrink_axis_mask` an index that removes its
-    dimension. `var` is accepted for TensorFlow's signature and not used.
+    dimension. With `var` (the variable `input_` reads), the slice gets an `assign(value)`
+    that assigns `value` to that slice of the variable (`v[0].assign(x)`).
     """
     if strides is None:
         strides = ones_like(begin)
@@ -309,10 +310,17 @@ def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, el
         begin = int_tensor(begin, name="begin")
         end = int_tensor(end, name="end", dtype=begin.dtype)
         strides = int_tensor(strides, name="strides", dtype=begin.dtype)
-        return make_tensor("StridedSlice", [input_, begin, end, strides],
-                           input_.dtype.base_dtype, name=scope,
-                           attrs={"T": input_.dtype.base_dtype, "Index": begin.dtype,
-                                  **{k: int(v) for k, v in masks.items()}})
+        sliced = make_tensor("StridedSlice", [input_, begin, end, strides],
+                             input_.dtype.base_dtype, name=scope,
+                             attrs={"T": input_.dtype.base_dtype, "Index": begin.dtype,
+                                    **{k: int(v) for k, v in masks.items()}})
+    if var is not None:
+        def assign(value, name=None):
+            return state_ops.strided_slice_assign(var, begin, end, strides, value,
+                                                  name=name or scope + "_assign", **masks)
+
+        sliced.assign = assign
+    return sliced
 
 
 @RegisterGradient("StridedSlice")
@@ -332,8 +340,9 @@ def _is_index(value):
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
-def _slice_helper(tensor, slice_spec):
-    """`tensor[...]`: ints, slices, Ellipsis, tf.newaxis and scalar int tensors."""
+def _slice_helper(tensor, slice_spec, var=None):
+    """`tensor[...]`: ints, slices, Ellipsis, tf.newaxis and scalar int tensors; `var`:
+    the variable `tensor` reads, whose slice can then be assigned."""
     if not isinstance(slice_spec, builtins.tuple):
         slice_spec = (slice_spec,)
     begin, end, strides = [], [], []
@@ -370,7 +379,7 @@ def _slice_helper(tensor, slice_spec):
         else:
             empty = constant_op.constant([], dtype=dtypes.int32)
             packed = [empty, empty, empty]
-        return strided_slice(tensor, *packed, name=scope, **masks)
+        return strided_slice(tensor, *packed, name=scope, var=var, **masks)
 
 
 def _check_index(item):

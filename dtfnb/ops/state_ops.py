@@ -21,6 +21,8 @@ define_op("AssignAdd", _merged_inputs, stateful=True, ref_inputs=True)
 define_op("AssignSub", _merged_inputs, stateful=True, ref_inputs=True)
 define_op("IsVariableInitialized", lambda op: [scalar()], stateful=True, ref_inputs=True)
 define_op("CountUpTo", lambda op: [scalar()], stateful=True, ref_inputs=True)
+define_op("StridedSliceAssign", lambda op: [op.inputs[0].shape], stateful=True,
+          ref_inputs=True)
 # Sparse updates of a ref: rows `indices` of the variable combined with `updates`.
 SCATTER_OPS = ("ScatterUpdate", "ScatterAdd", "ScatterSub", "ScatterMul", "ScatterDiv",
                "ScatterMax", "ScatterMin")
@@ -89,6 +91,22 @@ def assign(ref, value, validate_shape=None, use_locking=None, name=None):
                    # Assign's own default, unlike AssignAdd's, is to lock.
                    {"validate_shape": validate,
                     "use_locking": True if use_locking is None else bool(use_locking)})
+
+
+def strided_slice_assign(ref, begin, end, strides, value, name=None, begin_mask=0,
+                         end_mask=0, ellipsis_mask=0, new_axis_mask=0, shrink_axis_mask=0):
+    """Assigns `value` (broadcast) to the strided slice of the ref `ref` that `begin`,
+    `end`, `strides` and the masks describe (see tf.strided_slice); returns `ref`."""
+    ref = getattr(ref, "_variable", ref)
+    _check_ref(ref, "StridedSliceAssign")
+    with op_scope("StridedSliceAssign", name, ref) as scope:
+        value = convert_to_tensor(value, dtype=ref.dtype.base_dtype, name="value")
+        return make_tensor("StridedSliceAssign", [ref, begin, end, strides, value], ref.dtype,
+                           name=scope, attrs={
+                               "T": ref.dtype.base_dtype, "Index": begin.dtype,
+                               "begin_mask": begin_mask, "end_mask": end_mask,
+                               "ellipsis_mask": ellipsis_mask, "new_axis_mask": new_axis_mask,
+                               "shrink_axis_mask": shrink_axis_mask})
 
 
 def assign_add(ref, value, use_locking=None, name=None):

@@ -8,7 +8,7 @@ from dtfnb.framework.convert import convert_to_tensor, register_tensor_conversio
 from dtfnb.framework.graph import get_default_graph
 from dtfnb.framework.graph_keys import GraphKeys
 from dtfnb.framework.tensor import _OPERATOR_NAMES
-from dtfnb.ops import math_ops, state_ops
+from dtfnb.ops import math_ops, slicing_ops, state_ops
 from dtfnb.ops.array_ops import identity
 from dtfnb.ops.cond import cond
 from dtfnb.ops.constant_op import constant
@@ -228,6 +228,8 @@ class Variable:
 
 for _name in _OPERATOR_NAMES:
     setattr(Variable, _name, Variable._operator(_name))
+# v[...] slices the variable's value, and the slice can assign to the variable
+Variable.__getitem__ = lambda self, spec: slicing_ops._slice_helper(self.value(), spec, self)
 
 
 def _convert_variable(value, dtype=None, name=None, as_ref=False):

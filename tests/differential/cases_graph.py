@@ -485,3 +485,21 @@ def placeholders_and_empty_index_lists(tf):
     a, b = tf.constant([[1.0, 2.0]]), tf.constant([[4.0, 3.0]])
     grads = tf.gradients(tf.squared_difference(a, b), [a, b])
     return run(tf, built + grads), node_defs(tf.get_default_graph())
+
+
+@case
+def assigning_to_a_slice_of_a_variable(tf):
+    """v[...].assign(x) (StridedSliceAssign, the value broadcast into the slice) and
+    tf.assign of a slice; its graph, values, and a value that does not fit the slice."""
+    v = tf.Variable(np.arange(12, dtype=np.float32).reshape(3, 4), name="v")
+    updates = [v[0].assign([10.0, 11, 12, 13]), v[1:, ::2].assign(tf.zeros([2, 2])),
+               v[:, 1].assign(tf.ones([3]) * 7, name="column"), v[-1, -1].assign(99.0),
+               tf.assign(v[..., 0], [5.0, 6, 7])]
+    wrong = v[0].assign([1.0, 2.0])
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        values = [sess.run(update) for update in updates]
+        failure = outcome(sess.run, wrong)
+        final = sess.run(v)
+    return (values, failure, final, [(u.name, u.dtype.name, u.shape.as_list())
+                                     for u in updates], node_defs(tf.get_default_graph()))
