@@ -104,10 +104,12 @@ from dtfnb.ops.partitioned_variables import (
 from dtfnb.framework.importer import import_graph_def
 
 # parsing ops and TFRecord files
-from dtfnb import python_io
+from dtfnb import io, python_io
 # the tf.data API
 from dtfnb import data
-from dtfnb.ops.parsing_ops import decode_csv, decode_raw, string_to_number
+from dtfnb.ops.parsing_ops import (
+    FixedLenFeature, VarLenFeature, decode_csv, decode_raw, parse_example, parse_single_example,
+    string_to_number)
 
 # queues
 from dtfnb.ops.data_flow_ops import (
@@ -118,7 +120,7 @@ from dtfnb.ops.data_flow_ops import (
 from dtfnb.framework.indexed_slices import IndexedSlices
 from dtfnb.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from dtfnb.ops.array_ops import sparse_placeholder
-from dtfnb.ops.sparse_ops import sparse_retain
+from dtfnb.ops.sparse_ops import sparse_retain, sparse_tensor_to_dense
 from dtfnb import sets, sparse, strings
 from dtfnb.ops.accumulator_ops import (
     ConditionalAccumulator, ConditionalAccumulatorBase, SparseConditionalAccumulator)

@@ -18,6 +18,7 @@ from dtfnb.framework.convert import convert_n_to_tensor, convert_to_tensor
 from dtfnb.framework.graph import get_default_graph
 from dtfnb.framework.random_seed import get_seed
 from dtfnb.framework.registry import define_op
+from dtfnb.framework.sparse_tensor import SparseTensor
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import array_ops, check_ops, io_ops, math_ops, string_ops
 from dtfnb.ops.building import graph_of, make_op
@@ -403,7 +404,15 @@ def _shape_leaves(types, shapes):
 
 
 def _to_tensors(result):
-    return nest.map_structure(convert_to_tensor, result)
+    return nest.map_structure(_element_tensor, result)
+
+
+def _element_tensor(value):
+    if isinstance(value, SparseTensor):
+        raise TypeError("dtfnb's datasets hold tensors, not SparseTensors (TensorFlow's "
+                        "do): make it dense with tf.sparse.to_dense, or parse a "
+                        "FixedLenFeature")
+    return convert_to_tensor(value)
 
 
 def _function_attrs(attr, f):

@@ -111,3 +111,17 @@ def _take_many_sparse_from_tensors_map(ctx, step, handles):
         raise _invalid(f"sparse_handles should be a vector but received shape "
                        f"{shape_string(handles.shape)}")
     return tensors_map.take_many(handles, ctx.attrs["dtype"])
+
+
+@register_kernel("SparseToDense")
+def _sparse_to_dense(ctx, step, indices, shape, values, default_value):
+    indices = np.asarray(indices)
+    if indices.ndim < 2:   # the indices of a vector
+        indices = indices.reshape(-1, 1)
+    shape = np.asarray(shape).reshape(-1)
+    if ctx.attrs.get("validate_indices", True):
+        check_indices(indices, shape)
+    values = np.asarray(values)
+    out = np.full([int(d) for d in shape], default_value, dtype=values.dtype)
+    out[tuple(indices.T)] = values
+    return out if out.dtype == object else ctx.xp.asarray(out)

@@ -121,3 +121,26 @@ def _convert(value, dtype=None, name=None, as_ref=False):
 for _type in (numbers.Number, np.ndarray, np.generic, list, tuple, str, bytes, bool,
               type(None)):
     register_tensor_conversion_function(_type, _convert, priority=200)
+
+
+def _convert_shape(shape, dtype=None, name=None, as_ref=False):
+    """A fully known TensorShape as an int32 vector (int64 for a dimension >= 2**31), as
+    TensorFlow converts one (a reshape to a FixedLenFeature's shape)."""
+    if not shape.is_fully_defined():
+        raise ValueError(f"Cannot convert a partially known TensorShape {shape} to a Tensor.")
+    dims = shape.as_list()
+    large = any(d >= 2 ** 31 for d in dims)
+    if dtype is not None:
+        dtype = dtypes.as_dtype(dtype)
+        if dtype not in (dtypes.int32, dtypes.int64):
+            raise TypeError(f"Cannot convert TensorShape {shape} to dtype {dtype}. Allowed "
+                            f"dtypes are tf.int32 and tf.int64.")
+        if dtype == dtypes.int32 and large:
+            raise ValueError(f"Cannot convert TensorShape {shape} to dtype int32; a dimension "
+                             f"is too large. Consider using tf.int64.")
+    else:
+        dtype = dtypes.int64 if large else dtypes.int32
+    return constant(dims, dtype=dtype, name=name or "shape_as_tensor")
+
+
+register_tensor_conversion_function(TensorShape, _convert_shape, priority=200)

@@ -1,10 +1,19 @@
-"""Parsing ops: decode_csv, decode_raw, string_to_number. Kernels in kernels/parsing.py."""
+"""Parsing ops: decode_csv, decode_raw, string_to_number, and parse_example of
+tf.train.Example records. Kernels in kernels/parsing.py."""
+
+import collections
+import re
 
 from dtfnb.base import dtypes
-from dtfnb.base.shapes import TensorShape, unknown_shape
+from dtfnb.base.shapes import TensorShape, as_shape, unknown_shape
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import NotDifferentiable, define_op
+from dtfnb.framework.sparse_tensor import SparseTensor
+from dtfnb.framework.tensor import Tensor
+from dtfnb.ops import array_ops, constant_op, math_ops
 from dtfnb.ops.building import check_type, graph_of, make_op, make_tensor
+from dtfnb.ops.check_ops import Assert
+from dtfnb.ops.control_flow_ops import with_dependencies
 from dtfnb.ops.shape_util import shape_error
 
 _CSV_TYPES = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64, dtypes.string)
@@ -85,3 +94,146 @@ def string_to_number(string_tensor, out_type=dtypes.float32, name=None):
     dtype = check_type(out_type, _NUMBER_TYPES, "out_type")
     return make_tensor("StringToNumber", [value], dtype, name=name or "StringToNumber",
                        attrs={"out_type": dtype})
+
+
+# -- tf.train.Example records -----------------------------------------------------------
+
+class VarLenFeature(collections.namedtuple("VarLenFeature", ["dtype"])):
+    """A feature of any number of values: parsed into a SparseTensor."""
+
+
+class FixedLenFeature(collections.namedtuple("FixedLenFeature",
+                                             ["shape", "dtype", "default_value"])):
+    """A feature of exactly `shape` values (`default_value` where it is missing): parsed
+    into a tensor of that shape."""
+
+    def __new__(cls, shape, dtype, default_value=None):
+        return super().__new__(cls, shape, dtype, default_value)
+
+
+def _parse_example_shapes(op):
+    """Per sparse key: indices [?, rank + 1], values [?], dense_shape [rank + 1]; per
+    dense key: the batch's shape followed by its own."""
+    batch = op.inputs[0].shape
+    num_sparse = op.get_attr("num_sparse")
+    if batch.ndims is None:
+        return [unknown_shape()] * len(op.outputs)
+    rank = batch.ndims + 1
+    sparse = ([TensorShape([None, rank])] * num_sparse + [TensorShape([None])] * num_sparse
+              + [TensorShape([rank])] * num_sparse)
+    dense = [batch.concatenate(shape) for shape in op.get_attr("dense_shapes")]
+    return sparse + dense
+
+
+define_op("ParseExampleV2", _parse_example_shapes)
+NotDifferentiable("ParseExampleV2")
+
+_EXAMPLE_TYPES = (dtypes.float32, dtypes.int64, dtypes.string)
+
+
+def _feature_spec(features):
+    """(sparse keys and types, dense keys, types, shapes and defaults) of a feature dict,
+    keys sorted, with TensorFlow's checks."""
+    sparse_keys, sparse_types = [], []
+    dense_keys, dense_types, dense_shapes, defaults = [], [], [], {}
+    for key in sorted(features):
+        feature = features[key]
+        if isinstance(feature, VarLenFeature):
+            if not feature.dtype:
+                raise ValueError(f"Missing type for feature {key}. Received "
+                                 f"feature={feature}")
+            sparse_keys.append(key)
+            sparse_types.append(dtypes.as_dtype(feature.dtype))
+        elif isinstance(feature, FixedLenFeature):
+            if not feature.dtype:
+                raise ValueError(f"Missing type for feature {key}. Received "
+                                 f"feature={feature}.")
+            if feature.shape is None:
+                raise ValueError(f"Missing shape for feature {key}. Received "
+                                 f"feature={feature}.")
+            shape = as_shape(feature.shape)
+            if feature.shape and shape.ndims and shape[0].value is None:
+                raise ValueError(f"First dimension of shape for feature {key} unknown. "
+                                 f"Consider using FixedLenSequenceFeature. Received "
+                                 f"feature={feature}.")
+            if not shape.is_fully_defined():
+                raise ValueError(f"All dimensions of shape for feature {key} need to be known "
+                                 f"but received {feature.shape!s}.")
+            dense_keys.append(key)
+            dense_types.append(dtypes.as_dtype(feature.dtype))
+            dense_shapes.append(shape)
+            if feature.default_value is not None:
+                defaults[key] = feature.default_value
+        else:
+            raise ValueError(f"Unsupported {type(feature).__name__} {feature} for key '{key}'"
+                             + (" (dtfnb parses VarLenFeature and FixedLenFeature)"
+                                if type(feature).__name__.endswith("Feature") else ""))
+    return sparse_keys, sparse_types, dense_keys, dense_types, dense_shapes, defaults
+
+
+def _dense_default(key, shape, dtype, default):
+    """The default tensor ParseExampleV2 takes for a dense key (an empty one: required)."""
+    if default is None:
+        return constant_op.constant([], dtype=dtype)
+    if isinstance(default, Tensor):
+        return default
+    name = "key_" + re.sub(r"[^A-Za-z0-9_.\-/]", "_", key)
+    return array_ops.reshape(convert_to_tensor(default, dtype=dtype, name=name), shape)
+
+
+def parse_example(serialized, features, name=None, example_names=None):
+    """Parses a vector of serialized tf.train.Example records into a dict: a
+    SparseTensor (rows: the records) for each VarLenFeature, a tensor of shape
+    [batch] + shape for each FixedLenFeature. A record that lacks a feature with no
+    default, or holds values of another type or count, fails the step, naming it."""
+    if not features:
+        raise ValueError(f"Argument `features` cannot be None or falsy. Got {features}")
+    (sparse_keys, sparse_types, dense_keys, dense_types, dense_shapes,
+     defaults) = _feature_spec(features)
+    for dtype in sparse_types + dense_types:
+        check_type(dtype, _EXAMPLE_TYPES, "sparse_types" if dtype in sparse_types
+                   else "Tdense")
+    graph = graph_of(serialized)
+    with graph.as_default(), graph.name_scope(name or "ParseExample"):
+        names = [] if example_names is None else example_names
+        serialized = convert_to_tensor(serialized, name="serialized")
+        dense_defaults = [_dense_default(k, s, t, defaults.get(k))
+                          for k, s, t in zip(dense_keys, dense_shapes, dense_types)]
+        with graph.name_scope(name or "ParseExampleV2") as scope:
+            inputs = [serialized,
+                      convert_to_tensor(names, dtype=dtypes.string, name="names"),
+                      convert_to_tensor(sparse_keys, dtype=dtypes.string, name="sparse_keys"),
+                      convert_to_tensor(dense_keys, dtype=dtypes.string, name="dense_keys"),
+                      convert_to_tensor([], dtype=dtypes.string, name="ragged_keys"),
+                      *dense_defaults]
+            n = len(sparse_keys)
+            outputs = make_op(
+                "ParseExampleV2", inputs,
+                [dtypes.int64] * n + sparse_types + [dtypes.int64] * n + dense_types,
+                name=scope, attrs={
+                    "Tdense": dense_types, "num_sparse": n, "sparse_types": sparse_types,
+                    "ragged_value_types": [], "ragged_split_types": [],
+                    "dense_shapes": dense_shapes}).outputs
+        sparse = [SparseTensor(outputs[i], outputs[n + i], outputs[2 * n + i])
+                  for i in range(n)]
+        return dict(zip(sparse_keys + dense_keys, sparse + list(outputs[3 * n:])))
+
+
+def parse_single_example(serialized, features, name=None, example_names=None):
+    """parse_example of one serialized record (a scalar): no batch dimension."""
+    if features is None:
+        raise ValueError("Invalid argument: features cannot be None.")
+    if not features:
+        raise ValueError("Invalid argument: features cannot be empty.")
+    graph = graph_of(serialized)
+    with graph.as_default(), graph.name_scope(name or "ParseSingleExample"):
+        serialized = convert_to_tensor(serialized, name="serialized")
+        rank = serialized.shape.ndims
+        if rank is None:
+            check = Assert(math_ops.equal(array_ops.rank(serialized), 0),
+                           ["Input serialized must be a scalar"], name="SerializedIsScalar")
+            serialized = with_dependencies([check], serialized, name="SerializedDependencies")
+            serialized.set_shape([])
+        elif rank != 0:
+            raise ValueError("Input serialized must be a scalar")
+        return parse_example(serialized, features, name, example_names)

@@ -1,20 +1,24 @@
-"""Sparse ops: sparse_retain, and the SparseTensorsMap ops that carry SparseTensors
-through queues (see train/input.py): the add ops park SparseTensors in a map of their
-task and give int64 handles, TakeManySparseFromTensorsMap rebuilds a batch of them.
+"""Sparse ops: sparse_retain, sparse_tensor_to_dense, and the SparseTensorsMap ops that
+carry SparseTensors through queues (see train/input.py): the add ops park SparseTensors
+in a map of their task and give int64 handles, TakeManySparseFromTensorsMap rebuilds a
+batch of them.
 
 The map ops are TensorFlow's private ones (sparse_ops._add_sparse_to_tensors_map and
 friends), with its signatures.
 """
 
+import numpy as np
+
 from dtfnb.base import dtypes
-from dtfnb.base.shapes import TensorShape, scalar
+from dtfnb.base.shapes import TensorShape, scalar, unknown_shape
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.operation import Operation
 from dtfnb.framework.registry import NotDifferentiable, define_op
 from dtfnb.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from dtfnb.ops import array_ops
 from dtfnb.ops.array_ops import identity, reshape, where
-from dtfnb.ops.building import make_op, make_tensor
-from dtfnb.ops.shape_util import shape_error
+from dtfnb.ops.building import make_op, make_tensor, op_scope
+from dtfnb.ops.shape_util import constant_value, shape_error
 from dtfnb.ops.slicing_ops import gather
 
 _ADD_OPS = ("AddSparseToTensorsMap", "AddManySparseToTensorsMap")
@@ -109,3 +113,33 @@ def sparse_retain(sp_input, to_retain):
     where_true = reshape(where(to_retain), [-1])
     return SparseTensor(gather(sp_input.indices, where_true),
                         gather(sp_input.values, where_true), identity(sp_input.dense_shape))
+
+
+def _sparse_to_dense_shape(op):
+    """The dense shape's value where it is known; else its length in unknown dims."""
+    dims = constant_value(op.inputs[1])
+    if dims is not None:
+        return [TensorShape([int(d) for d in np.reshape(dims, -1)])]
+    length = op.inputs[1].shape.num_elements()
+    return [unknown_shape() if length is None else TensorShape([None] * length)]
+
+
+define_op("SparseToDense", _sparse_to_dense_shape)
+NotDifferentiable("SparseToDense")
+
+
+def sparse_tensor_to_dense(sp_input, default_value=None, validate_indices=True, name=None):
+    """The dense tensor of a SparseTensor: its values at its indices, `default_value`
+    (zero, or b"" for strings) elsewhere. With `validate_indices` its indices must be
+    sorted, in range and distinct."""
+    sp_input = _convert_to_sparse_tensor(sp_input)
+    if default_value is None:
+        default_value = array_ops.zeros([], dtype=sp_input.dtype)
+    with op_scope("SparseToDense", name, sp_input.indices) as scope:
+        default_value = convert_to_tensor(default_value, dtype=sp_input.dtype,
+                                          name="default_value")
+        return make_tensor("SparseToDense", [sp_input.indices, sp_input.dense_shape,
+                                             sp_input.values, default_value],
+                           sp_input.dtype, name=scope, attrs={
+                               "T": sp_input.dtype, "Tindices": sp_input.indices.dtype,
+                               "validate_indices": bool(validate_indices)})

@@ -2,6 +2,17 @@
 
 from dtfnb.distributed_runtime.cluster import ClusterSpec
 from dtfnb.distributed_runtime.server_lib import Server
+from dtfnb.protos.example_pb2 import (  # the records of TFRecord files
+    BytesList,
+    Example,
+    Feature,
+    FeatureList,
+    FeatureLists,
+    Features,
+    FloatList,
+    Int64List,
+    SequenceExample,
+)
 from dtfnb.summary.event_file import summary_iterator
 from dtfnb.train.adagrad import AdagradOptimizer
 from dtfnb.train.adam import AdamOptimizer

@@ -1,5 +1,7 @@
-"""TFRecord files: the format byte for byte, compression, corruption and truncation messages."""
+"""TFRecord files: the format byte for byte, compression, corruption and truncation messages,
+and tf.train.Example records shared with TensorFlow."""
 
+import json
 import subprocess
 import textwrap
 import zlib
@@ -222,3 +224,47 @@ def test_tensorflow_reads_ours_and_we_read_theirs(tmp_path):
     subprocess.run([TF_PYTHON, "-c", script], check=True, capture_output=True, timeout=120)
     for compression in compressions:
         assert read(tmp_path / f"theirs{compression}", compression) == RECORDS
+
+
+def _example(x, label, tags):
+    return tf.train.Example(features=tf.train.Features(feature={
+        "x": tf.train.Feature(float_list=tf.train.FloatList(value=x)),
+        "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[label])),
+        "tags": tf.train.Feature(bytes_list=tf.train.BytesList(value=tags))}))
+
+
+@pytest.mark.skipif(TF_PYTHON is None, reason="no TensorFlow interpreter: make tfvenv")
+def test_tensorflow_parses_our_examples_and_we_parse_theirs(tmp_path):
+    """tf.train.Example records written by dtfnb parse in TensorFlow, and the reverse:
+    the protocol buffers share TensorFlow's field numbers."""
+    ours = [_example([1.5, -2.0], 3, [b"a"]), _example([0.25, 8.0], -1, [b"b", b"c"])]
+    write(tmp_path / "ours", [e.SerializeToString() for e in ours])
+    script = textwrap.dedent(f"""
+        import json
+        import tensorflow.compat.v1 as tf
+        read = [tf.train.Example.FromString(r) for r in
+                tf.python_io.tf_record_iterator({str(tmp_path / "ours")!r})]
+        print(json.dumps([[list(e.features.feature["x"].float_list.value),
+                           list(e.features.feature["label"].int64_list.value),
+                           [t.decode() for t in e.features.feature["tags"].bytes_list.value]]
+                          for e in read]))
+        with tf.python_io.TFRecordWriter({str(tmp_path / "theirs")!r}) as writer:
+            for x, label, tags in [([7.0, 0.5], 11, [b"z"]), ([1.0, 2.0], 0, [])]:
+                writer.write(tf.train.Example(features=tf.train.Features(feature={{
+                    "x": tf.train.Feature(float_list=tf.train.FloatList(value=x)),
+                    "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[label])),
+                    "tags": tf.train.Feature(bytes_list=tf.train.BytesList(value=tags))}}))
+                    .SerializeToString())
+    """)
+    done = subprocess.run([TF_PYTHON, "-c", script], check=True, capture_output=True,
+                          text=True, timeout=120)
+    assert json.loads(done.stdout.splitlines()[-1]) == [[[1.5, -2.0], [3], ["a"]],
+                                                        [[0.25, 8.0], [-1], ["b", "c"]]]
+    records = tf.data.TFRecordDataset(str(tmp_path / "theirs")).map(
+        lambda r: tf.parse_single_example(r, {"x": tf.FixedLenFeature([2], tf.float32),
+                                              "label": tf.FixedLenFeature([], tf.int64)}))
+    batch = records.batch(2).make_one_shot_iterator().get_next()
+    with tf.Session() as sess:
+        parsed = sess.run(batch)
+    assert parsed["x"].tolist() == [[7.0, 0.5], [1.0, 2.0]]
+    assert parsed["label"].tolist() == [11, 0]
