@@ -139,12 +139,17 @@ def _check_given(**arguments):
             raise ValueError(f"Argument `{name}` must not be None.")
 
 
-def _float_pair(predictions, labels):
-    """Both as float32, of compatible static shapes (ValueError otherwise)."""
-    predictions = math_ops.cast(predictions, dtype=dtypes.float32)
-    labels = math_ops.cast(labels, dtype=dtypes.float32)
-    predictions.shape.assert_is_compatible_with(labels.shape)
-    return predictions, labels
+def _weighted_loss(default_name, scope, predictions, labels, weights, loss_collection,
+                   reduction, elementwise):
+    """`elementwise(predictions, labels)` of both cast to float32 (of compatible static
+    shapes, else ValueError), weighted and reduced, in a scope named `scope` or the
+    loss's own name: the common build of TensorFlow's losses."""
+    with graph_of(predictions, labels, weights).name_scope(scope or default_name) as scope:
+        predictions = math_ops.cast(predictions, dtype=dtypes.float32)
+        labels = math_ops.cast(labels, dtype=dtypes.float32)
+        predictions.shape.assert_is_compatible_with(labels.shape)
+        return compute_weighted_loss(elementwise(predictions, labels), weights, scope,
+                                     loss_collection, reduction=reduction)
 
 
 # -- the losses ----------------------------------------------------------------------
@@ -155,12 +160,9 @@ def absolute_difference(labels, predictions, weights=1.0, scope=None,
                         reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
     """|predictions - labels|, weighted and reduced."""
     _check_given(labels=labels, predictions=predictions)
-    with graph_of(predictions, labels, weights).name_scope(
-            scope or "absolute_difference") as scope:
-        predictions, labels = _float_pair(predictions, labels)
-        losses = unary_ops.abs(math_ops.subtract(predictions, labels))
-        return compute_weighted_loss(losses, weights, scope, loss_collection,
-                                     reduction=reduction)
+    return _weighted_loss("absolute_difference", scope, predictions, labels, weights,
+                          loss_collection, reduction,
+                          lambda p, t: unary_ops.abs(math_ops.subtract(p, t)))
 
 
 def cosine_distance(labels, predictions, axis=None, weights=1.0, scope=None,
@@ -171,26 +173,24 @@ def cosine_distance(labels, predictions, axis=None, weights=1.0, scope=None,
     if axis is None:
         raise ValueError("You must specify argument `axis`.")
     _check_given(labels=labels, predictions=predictions)
-    with graph_of(predictions, labels, weights).name_scope(
-            scope or "cosine_distance_loss") as scope:
-        predictions, labels = _float_pair(predictions, labels)
-        radial_diffs = math_ops.multiply(predictions, labels)
-        losses = 1 - math_ops.reduce_sum(radial_diffs, axis=(axis,), keepdims=True)
-        return compute_weighted_loss(losses, weights, scope, loss_collection,
-                                     reduction=reduction)
+    return _weighted_loss(
+        "cosine_distance_loss", scope, predictions, labels, weights, loss_collection,
+        reduction, lambda p, t: 1 - math_ops.reduce_sum(math_ops.multiply(p, t),
+                                                        axis=(axis,), keepdims=True))
 
 
 def hinge_loss(labels, logits, weights=1.0, scope=None, loss_collection=GraphKeys.LOSSES,
                reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
     """max(0, 1 - y * logits) with labels 0/1 mapped to y = -1/1."""
     _check_given(labels=labels, logits=logits)
-    with graph_of(logits, labels, weights).name_scope(scope or "hinge_loss") as scope:
-        logits, labels = _float_pair(logits, labels)
+
+    def hinge(logits, labels):
         all_ones = array_ops.ones_like(labels)
         labels = math_ops.subtract(2 * labels, all_ones)
-        losses = nn_ops.relu(math_ops.subtract(all_ones, math_ops.multiply(labels, logits)))
-        return compute_weighted_loss(losses, weights, scope, loss_collection,
-                                     reduction=reduction)
+        return nn_ops.relu(math_ops.subtract(all_ones, math_ops.multiply(labels, logits)))
+
+    return _weighted_loss("hinge_loss", scope, logits, labels, weights, loss_collection,
+                          reduction, hinge)
 
 
 def huber_loss(labels, predictions, weights=1.0, delta=1.0, scope=None,
@@ -198,30 +198,28 @@ def huber_loss(labels, predictions, weights=1.0, delta=1.0, scope=None,
                reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
     """Squared error for errors up to `delta`, linear beyond."""
     _check_given(labels=labels, predictions=predictions)
-    with graph_of(predictions, labels, weights).name_scope(scope or "huber_loss") as scope:
-        predictions, labels = _float_pair(predictions, labels)
-        error = math_ops.subtract(predictions, labels)
-        abs_error = unary_ops.abs(error)
+
+    def huber(predictions, labels):
+        abs_error = unary_ops.abs(math_ops.subtract(predictions, labels))
         quadratic = math_ops.minimum(abs_error, delta)
         linear = math_ops.subtract(abs_error, quadratic)
-        losses = math_ops.add(
+        return math_ops.add(
             math_ops.multiply(convert_to_tensor(0.5, dtype=quadratic.dtype),
                               math_ops.multiply(quadratic, quadratic)),
             math_ops.multiply(delta, linear))
-        return compute_weighted_loss(losses, weights, scope, loss_collection,
-                                     reduction=reduction)
+
+    return _weighted_loss("huber_loss", scope, predictions, labels, weights, loss_collection,
+                          reduction, huber)
 
 
 def log_loss(labels, predictions, weights=1.0, epsilon=1e-7, scope=None,
              loss_collection=GraphKeys.LOSSES, reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
     """The cross-entropy of probabilities `predictions` against 0/1 labels."""
     _check_given(labels=labels, predictions=predictions)
-    with graph_of(predictions, labels, weights).name_scope(scope or "log_loss") as scope:
-        predictions, labels = _float_pair(predictions, labels)
-        losses = (-math_ops.multiply(labels, unary_ops.log(predictions + epsilon))
-                  - math_ops.multiply((1 - labels), unary_ops.log(1 - predictions + epsilon)))
-        return compute_weighted_loss(losses, weights, scope, loss_collection,
-                                     reduction=reduction)
+    return _weighted_loss(
+        "log_loss", scope, predictions, labels, weights, loss_collection, reduction,
+        lambda p, t: (-math_ops.multiply(t, unary_ops.log(p + epsilon))
+                      - math_ops.multiply((1 - t), unary_ops.log(1 - p + epsilon))))
 
 
 def mean_pairwise_squared_error(labels, predictions, weights=1.0, scope=None,
@@ -262,12 +260,8 @@ def mean_squared_error(labels, predictions, weights=1.0, scope=None,
                        reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
     """(predictions - labels)², weighted and reduced."""
     _check_given(labels=labels, predictions=predictions)
-    with graph_of(predictions, labels, weights).name_scope(
-            scope or "mean_squared_error") as scope:
-        predictions, labels = _float_pair(predictions, labels)
-        losses = math_ops.squared_difference(predictions, labels)
-        return compute_weighted_loss(losses, weights, scope, loss_collection,
-                                     reduction=reduction)
+    return _weighted_loss("mean_squared_error", scope, predictions, labels, weights,
+                          loss_collection, reduction, math_ops.squared_difference)
 
 
 def sigmoid_cross_entropy(multi_class_labels, logits, weights=1.0, label_smoothing=0,
