@@ -264,6 +264,14 @@ def mean_squared_error(labels, predictions, weights=1.0, scope=None,
                           loss_collection, reduction, math_ops.squared_difference)
 
 
+def _logits_and_labels(logits, labels):
+    """The labels cast to the logits' dtype, of a compatible static shape."""
+    logits = convert_to_tensor(logits)
+    labels = math_ops.cast(labels, logits.dtype)
+    logits.shape.assert_is_compatible_with(labels.shape)
+    return logits, labels
+
+
 def sigmoid_cross_entropy(multi_class_labels, logits, weights=1.0, label_smoothing=0,
                           scope=None, loss_collection=GraphKeys.LOSSES,
                           reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
@@ -271,9 +279,7 @@ def sigmoid_cross_entropy(multi_class_labels, logits, weights=1.0, label_smoothi
     _check_given(multi_class_labels=multi_class_labels, logits=logits)
     with graph_of(logits, multi_class_labels, weights).name_scope(
             scope or "sigmoid_cross_entropy_loss") as scope:
-        logits = convert_to_tensor(logits)
-        multi_class_labels = math_ops.cast(multi_class_labels, logits.dtype)
-        logits.shape.assert_is_compatible_with(multi_class_labels.shape)
+        logits, multi_class_labels = _logits_and_labels(logits, multi_class_labels)
         if label_smoothing > 0:
             multi_class_labels = (multi_class_labels * (1 - label_smoothing)
                                   + 0.5 * label_smoothing)
@@ -291,9 +297,7 @@ def softmax_cross_entropy(onehot_labels, logits, weights=1.0, label_smoothing=0,
     _check_given(onehot_labels=onehot_labels, logits=logits)
     with graph_of(logits, onehot_labels, weights).name_scope(
             scope or "softmax_cross_entropy_loss") as scope:
-        logits = convert_to_tensor(logits)
-        onehot_labels = math_ops.cast(onehot_labels, logits.dtype)
-        logits.shape.assert_is_compatible_with(onehot_labels.shape)
+        logits, onehot_labels = _logits_and_labels(logits, onehot_labels)
         if label_smoothing > 0:
             num_classes = math_ops.cast(array_ops.shape(onehot_labels)[-1], logits.dtype)
             smooth_positives = 1.0 - label_smoothing
