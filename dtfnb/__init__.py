@@ -24,7 +24,10 @@ from dtfnb.framework.registry import NotDifferentiable, RegisterGradient
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops.array_ops import identity, placeholder, placeholder_with_default
 from dtfnb.ops.case import case
-from dtfnb.ops.check_ops import Assert, assert_equal
+from dtfnb.ops.check_ops import (
+    Assert, assert_equal, assert_greater, assert_greater_equal, assert_integer, assert_less,
+    assert_less_equal, assert_negative, assert_non_negative, assert_non_positive,
+    assert_none_equal, assert_positive, assert_scalar, assert_type)
 from dtfnb.ops.constant_op import constant
 from dtfnb.ops.control_flow_ops import group, no_op, tuple
 from dtfnb.ops.cond import cond

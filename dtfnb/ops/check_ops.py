@@ -1,5 +1,7 @@
-"""Assertions built into a graph (tf.Assert, tf.assert_equal): an Assert op that fails its
-step when the condition is false, or an error at once when both sides are known at build.
+"""Assertions built into a graph (tf.Assert; tf.assert_equal, assert_less and their
+siblings; the tests of a sign, an integer type, a type, a scalar shape): an Assert op that
+fails its step when the condition is false, or an error at once when both sides are known
+at build.
 
 As TensorFlow, tf.Assert runs its op under a cond (`AssertGuard`) unless all its data are
 int32 or strings, which TensorFlow keeps in host memory: the data then reach the op only
@@ -10,6 +12,7 @@ import numpy as np
 from dtfnb.base import dtypes
 from dtfnb.base.errors import InvalidArgumentError
 from dtfnb.framework.convert import convert_to_tensor
+from dtfnb.framework.sparse_tensor import SparseTensor
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import math_ops
 from dtfnb.ops.building import graph_of
@@ -61,6 +64,110 @@ def assert_equal(x, y, data=None, summarize=None, message=None, name=None):
             return no_op()
     return _binary_assert("==", "assert_equal", math_ops.equal, np.equal, x, y, data,
                           summarize, message, name)
+
+
+def _binary(symbol, op_name, test, static_test, example):
+    def check(x, y, data=None, summarize=None, message=None, name=None):
+        return _binary_assert(symbol, op_name, test, static_test, x, y, data, summarize,
+                              message, name)
+
+    check.__name__ = check.__qualname__ = op_name
+    check.__doc__ = (f"An op that fails its step with InvalidArgumentError unless `x "
+                     f"{symbol} y` everywhere (as {example}); InvalidArgumentError at "
+                     f"once when both are known at build and it does not hold.")
+    return check
+
+
+assert_none_equal = _binary("!=", "assert_none_equal", math_ops.not_equal, np.not_equal,
+                            "[1, 2] != [2, 1]")
+assert_less = _binary("<", "assert_less", math_ops.less, np.less, "[1, 2] < [2, 3]")
+assert_less_equal = _binary("<=", "assert_less_equal", math_ops.less_equal, np.less_equal,
+                            "[1, 2] <= [1, 3]")
+assert_greater = _binary(">", "assert_greater", math_ops.greater, np.greater,
+                         "[1, 2] > [0, 1]")
+assert_greater_equal = _binary(">=", "assert_greater_equal", math_ops.greater_equal,
+                               np.greater_equal, "[1, 2] >= [1, 0]")
+
+
+def _message_prefix(message):
+    return f"{message}.  " if message else ""
+
+
+def _sign_assert(op_name, symbol, check, zero_first, x, data, summarize, message, name):
+    """`check(0, x)` or `check(x, 0)` with TensorFlow's data for a test of x's sign (a
+    message given with data of one's own is dropped, as TensorFlow drops it)."""
+    message = _message_prefix(message)
+    graph = graph_of(x)
+    with graph.as_default(), graph.name_scope(name or op_name):
+        x = convert_to_tensor(x, name="x")
+        if data is None:
+            condition = f"Condition x {symbol} 0 did not hold element-wise:"
+            shown = f"x ({x.name}) = "
+            # TensorFlow's assert_non_positive runs the two lines together
+            data = ([message, condition + shown, x] if op_name == "assert_non_positive"
+                    else [message, condition, shown, x])
+        zero = convert_to_tensor(0, dtype=x.dtype)
+        operands = (zero, x) if zero_first else (x, zero)
+        return check(*operands, data=data, summarize=summarize)
+
+
+def assert_positive(x, data=None, summarize=None, message=None, name=None):
+    """An op that fails its step unless every element of `x` is > 0."""
+    return _sign_assert("assert_positive", ">", assert_less, True, x, data, summarize,
+                        message, name)
+
+
+def assert_negative(x, data=None, summarize=None, message=None, name=None):
+    """An op that fails its step unless every element of `x` is < 0."""
+    return _sign_assert("assert_negative", "<", assert_less, False, x, data, summarize,
+                        message, name)
+
+
+def assert_non_negative(x, data=None, summarize=None, message=None, name=None):
+    """An op that fails its step unless every element of `x` is >= 0."""
+    return _sign_assert("assert_non_negative", ">=", assert_less_equal, True, x, data,
+                        summarize, message, name)
+
+
+def assert_non_positive(x, data=None, summarize=None, message=None, name=None):
+    """An op that fails its step unless every element of `x` is <= 0."""
+    return _sign_assert("assert_non_positive", "<=", assert_less_equal, False, x, data,
+                        summarize, message, name)
+
+
+def assert_integer(x, message=None, name=None):
+    """A no-op if `x` is of an integer type, else TypeError at once."""
+    graph = graph_of(x)
+    with graph.as_default(), graph.name_scope(name or "assert_integer"):
+        x = convert_to_tensor(x, name="x")
+        if not x.dtype.is_integer:
+            raise TypeError(f'{_message_prefix(message)}Expected "x" to be integer type.  '
+                            f"Found: {x.name} of dtype {x.dtype}")
+        return no_op("statically_determined_was_integer")
+
+
+def assert_type(tensor, tf_type, message=None, name=None):
+    """A no-op if `tensor` (or a SparseTensor) is of `tf_type`, else TypeError at once."""
+    tf_type = dtypes.as_dtype(tf_type)
+    graph = graph_of(tensor)
+    with graph.as_default(), graph.name_scope(name or "assert_type"):
+        if not isinstance(tensor, SparseTensor):
+            tensor = convert_to_tensor(tensor, name="tensor")
+        if tensor.dtype != tf_type:
+            raise TypeError(f"{_message_prefix(message)}{getattr(tensor, 'name', 'tensor')} "
+                            f"must be of type {tf_type!r}; got {tensor.dtype!r}")
+        return no_op("statically_determined_correct_type")
+
+
+def assert_scalar(tensor, name=None, message=None):
+    """`tensor`, if its static shape is a scalar's; else ValueError at once."""
+    graph = graph_of(tensor)
+    with graph.as_default(), graph.name_scope(name or "assert_scalar") as scope:
+        tensor = convert_to_tensor(tensor, name=scope)
+        if tensor.shape.ndims != 0:
+            raise ValueError(f"{_message_prefix(message)}Expected scalar shape for "
+                             f"{tensor.name}, saw shape: {tensor.shape}.")
+        return tensor
 
 
 def _binary_assert(symbol, op_name, test, static_test, x, y, data, summarize, message,

@@ -503,3 +503,42 @@ def assigning_to_a_slice_of_a_variable(tf):
         final = sess.run(v)
     return (values, failure, final, [(u.name, u.dtype.name, u.shape.as_list())
                                      for u in updates], node_defs(tf.get_default_graph()))
+
+
+@case
+def comparison_and_sign_assertions(tf):
+    """assert_less, _less_equal, _greater, _greater_equal, _none_equal and the sign tests
+    (positive, negative, non-negative, non-positive): their graphs, messages with and
+    without `message` and `data`, and their failures at build and at run."""
+    x = tf.placeholder(tf.float32, [None], name="x")
+    y = tf.placeholder(tf.float32, [None], name="y")
+    checks = [tf.assert_less(x, y), tf.assert_less_equal(x, y, message="m"),
+              tf.assert_greater(x, y, summarize=2), tf.assert_greater_equal(x, y, name="ge"),
+              tf.assert_none_equal(x, y), tf.assert_positive(x), tf.assert_negative(x),
+              tf.assert_non_negative(x, message="counts"), tf.assert_non_positive(x),
+              tf.assert_positive(x, data=["own data", x], message="dropped")]
+    feeds = [([1.0, 2.0], [3.0, 4.0]), ([-1.0, 0.0], [-1.0, 5.0]), ([2.0, 1.0], [1.0, 1.0])]
+    with tf.Session() as sess:
+        results = [[outcome(sess.run, check, {x: a, y: b}) for check in checks]
+                   for a, b in feeds]
+    at_build = [outcome(tf.assert_less, [1, 2], tf.constant([1, 3])),
+                outcome(tf.assert_positive, tf.constant([1, 0])),
+                outcome(tf.assert_non_positive, [-1, 2], message="signs"),
+                outcome(tf.assert_none_equal, [1, 2], [2, 1]).type]
+    return results, at_build, [c.name for c in checks], node_defs(tf.get_default_graph())
+
+
+@case
+def type_and_shape_assertions(tf):
+    """assert_integer, assert_type (tensors and SparseTensors) and assert_scalar: no-ops or
+    the tensor when they hold, TypeError or ValueError at once when not."""
+    ints, floats = tf.constant([1, 2]), tf.constant([1.0])
+    sparse = tf.SparseTensor([[0]], [1.5], [2])
+    held = [tf.assert_integer(ints).name, tf.assert_type(floats, tf.float32).name,
+            tf.assert_type(sparse, tf.float32, name="sparse_type").name,
+            tf.assert_scalar(tf.constant(3)).name]
+    failed = [outcome(tf.assert_integer, floats), outcome(tf.assert_integer, floats, "ids"),
+              outcome(tf.assert_type, ints, tf.float32),
+              outcome(tf.assert_type, sparse, tf.int64, message="values"),
+              outcome(tf.assert_scalar, ints), outcome(tf.assert_scalar, [1.0], message="one")]
+    return held, failed, node_defs(tf.get_default_graph())
