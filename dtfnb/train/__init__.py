@@ -78,6 +78,7 @@ from dtfnb.train.monitored_session import (
     SingularMonitoredSession,
     WorkerSessionCreator,
 )
+from dtfnb.train.moving_averages import ExponentialMovingAverage
 from dtfnb.train.optimizer import Optimizer
 from dtfnb.train.queue_runner import QueueRunner, add_queue_runner, start_queue_runners
 from dtfnb.train.rmsprop import RMSPropOptimizer

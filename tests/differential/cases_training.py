@@ -272,3 +272,35 @@ def other_learning_rate_schedules(tf):
 
 
 CASES["other_learning_rate_schedules"] = other_learning_rate_schedules
+
+
+def exponential_moving_average(tf):
+    """tf.train.ExponentialMovingAverage of variables (with num_updates) and of a tensor:
+    the shadows' graph (their initial values guarded as TensorFlow guards them), their
+    values over a few updates, the names and variables_to_restore, and a non-float
+    variable refused."""
+    w = tf.Variable([1.0, 2.0], name="w")
+    b = tf.Variable(3.0, name="b")
+    step = tf.Variable(0, name="step", trainable=False)
+    loss = tf.reduce_sum(w * w, name="loss")
+    ema = tf.train.ExponentialMovingAverage(0.9, num_updates=step)
+    update = ema.apply([w, b, loss])
+    plain = tf.train.ExponentialMovingAverage(0.5, name="plain")
+    plain_update = plain.apply()
+    names = (update.name, ema.name, ema.average(w).name, ema.average(loss).name,
+             ema.average_name(b), ema.average_name(step), plain.average(b).name,
+             sorted(ema.variables_to_restore()),
+             [v.name for v in tf.get_collection(tf.GraphKeys.MOVING_AVERAGE_VARIABLES)])
+    refused = outcome(ema.apply, [step])
+    values = []
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(3):
+            sess.run([tf.assign_add(w, [1.0, -1.0]), tf.assign_add(step, 1)])
+            sess.run([update, plain_update])
+            values.append(sess.run([ema.average(w), ema.average(b), ema.average(loss),
+                                    plain.average(w)]))
+    return names, refused, values, node_defs(tf.get_default_graph())
+
+
+CASES["exponential_moving_average"] = exponential_moving_average

@@ -519,3 +519,28 @@ def test_import_meta_graph_returns_a_saver_that_restores_the_graph(tmp_path):
                 imported.restore(sess, path)
                 np.testing.assert_array_equal(sess.run(graph.get_tensor_by_name(scope + "y:0")),
                                               [3.0, 6.0])
+
+
+def test_a_model_restores_its_moving_averages_in_place_of_its_weights(tmp_path):
+    """The usual evaluation with tf.train.ExponentialMovingAverage: train and average,
+    save, then restore the shadows' values into the weights of a fresh graph."""
+    prefix = str(tmp_path / "model")
+    with tf.Graph().as_default():
+        w = tf.Variable([0.0, 0.0], name="w")
+        ema = tf.train.ExponentialMovingAverage(0.5)
+        with tf.control_dependencies([tf.assign_add(w, [1.0, 2.0])]):
+            train = ema.apply([w])
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(3):
+                sess.run(train)
+            averaged = sess.run(ema.average(w))
+            tf.train.Saver().save(sess, prefix)
+    with tf.Graph().as_default():
+        w = tf.Variable([9.0, 9.0], name="w")
+        saver = tf.train.Saver(tf.train.ExponentialMovingAverage(0.5).variables_to_restore())
+        with tf.Session() as sess:
+            saver.restore(sess, prefix)
+            restored = sess.run(w)
+    # from [0, 0], halfway toward [1, 2], then [2, 4], then [3, 6]
+    assert averaged.tolist() == [2.125, 4.25] == restored.tolist()
