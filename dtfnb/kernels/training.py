@@ -125,6 +125,52 @@ def _apply_adagrad(ctx, step, var, accum, lr, grad):
     return var
 
 
+@register_kernel("ApplyAdadelta", ref_inputs=True)
+def _apply_adadelta(ctx, step, var, accum, accum_update, lr, rho, epsilon, grad):
+    _scalars(lr=lr, rho=rho, epsilon=epsilon)
+    _checked(var, accum=accum, accum_update=accum_update, grad=grad)
+    a, u, v = _adadelta(ctx.xp, accum.read(), accum_update.read(), var.read(), grad, lr, rho,
+                        epsilon)
+    accum.update(lambda _: a)
+    accum_update.update(lambda _: u)
+    var.update(lambda _: v)
+    return var
+
+
+def _adadelta(xp, a, u, v, g, lr, rho, epsilon):
+    """New (accum, accum_update, var) rows, in TensorFlow's order: the variable moves by
+    the update computed from the accumulated update before it changes."""
+    a = a * rho + g * g * (1 - rho)
+    update = xp.sqrt(u + epsilon) / xp.sqrt(a + epsilon) * g
+    return a, u * rho + update * update * (1 - rho), v - update * lr
+
+
+def _shrunk(xp, prox, rate, l1, l2):
+    """The proximal step: `prox` shrunk by `rate * l1` toward 0, over `1 + l2 * rate`."""
+    if l1 > 0:
+        return (xp.sign(prox) * xp.maximum(xp.abs(prox) - rate * l1, 0)
+                / (1 + l2 * rate))
+    return prox / (1 + l2 * rate)
+
+
+@register_kernel("ApplyProximalGradientDescent", ref_inputs=True)
+def _apply_proximal_gradient_descent(ctx, step, var, alpha, l1, l2, delta):
+    _scalars(alpha=alpha, l1=l1, l2=l2)
+    _checked(var, delta=delta)
+    var.update(lambda v: _shrunk(ctx.xp, v - delta * alpha, alpha, l1, l2))
+    return var
+
+
+@register_kernel("ApplyProximalAdagrad", ref_inputs=True)
+def _apply_proximal_adagrad(ctx, step, var, accum, lr, l1, l2, grad):
+    _scalars(lr=lr, l1=l1, l2=l2)
+    _checked(var, accum=accum, grad=grad)
+    a = accum.update(lambda a: a + grad * grad)
+    rate = lr / ctx.xp.sqrt(a)
+    var.update(lambda v: _shrunk(ctx.xp, v - grad * rate, rate, l1, l2))
+    return var
+
+
 # -- sparse forms: the rows `indices` of the variable and its slots ---------------------
 
 def _sparse_update(ctx, var, slots, grad, indices, rule):
@@ -213,6 +259,33 @@ def _sparse_apply_adagrad(ctx, step, var, accum, lr, grad, indices):
         if update_slots:
             a = a + g * g
         return a, v - lr * g / ctx.xp.sqrt(a)
+    return _sparse_update(ctx, var, {"accum": accum}, grad, indices, rule)
+
+
+@register_kernel("SparseApplyAdadelta", ref_inputs=True)
+def _sparse_apply_adadelta(ctx, step, var, accum, accum_update, lr, rho, epsilon, grad,
+                           indices):
+    _scalars(lr=lr, rho=rho, epsilon=epsilon)
+    return _sparse_update(ctx, var, {"accum": accum, "accum_update": accum_update}, grad,
+                          indices,
+                          lambda a, u, v, g: _adadelta(ctx.xp, a, u, v, g, lr, rho, epsilon))
+
+
+@register_kernel("SparseApplyProximalGradientDescent", ref_inputs=True)
+def _sparse_apply_proximal_gradient_descent(ctx, step, var, alpha, l1, l2, grad, indices):
+    _scalars(alpha=alpha, l1=l1, l2=l2)
+    return _sparse_update(ctx, var, {}, grad, indices,
+                          lambda v, g: (_shrunk(ctx.xp, v - g * alpha, alpha, l1, l2),))
+
+
+@register_kernel("SparseApplyProximalAdagrad", ref_inputs=True)
+def _sparse_apply_proximal_adagrad(ctx, step, var, accum, lr, l1, l2, grad, indices):
+    _scalars(lr=lr, l1=l1, l2=l2)
+
+    def rule(a, v, g):
+        a = a + g * g
+        rate = lr / ctx.xp.sqrt(a)
+        return a, _shrunk(ctx.xp, v - g * rate, rate, l1, l2)
     return _sparse_update(ctx, var, {"accum": accum}, grad, indices, rule)
 
 

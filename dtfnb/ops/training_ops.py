@@ -20,6 +20,9 @@ _OPS = {
     "ApplyRMSProp": (("lr", "rho", "momentum", "epsilon", "grad"), 3),
     "ApplyCenteredRMSProp": (("lr", "rho", "momentum", "epsilon", "grad"), 4),
     "ApplyAdagrad": (("lr", "grad"), 2),
+    "ApplyAdadelta": (("lr", "rho", "epsilon", "grad"), 3),
+    "ApplyProximalGradientDescent": (("alpha", "l1", "l2", "delta"), 1),
+    "ApplyProximalAdagrad": (("lr", "l1", "l2", "grad"), 2),
 }
 
 
@@ -99,12 +102,37 @@ def apply_adagrad(var, accum, lr, grad, use_locking=False, update_slots=True, na
                     update_slots=bool(update_slots))
 
 
+def apply_adadelta(var, accum, accum_update, lr, rho, epsilon, grad, use_locking=False,
+                   name=None):
+    """Updates `var` by Adadelta: `accum = rho * accum + (1 - rho) * grad**2`; the update
+    `sqrt(accum_update + epsilon) / sqrt(accum + epsilon) * grad`; `var -= lr * update`;
+    `accum_update = rho * accum_update + (1 - rho) * update**2`."""
+    return apply_op("ApplyAdadelta", [var, accum, accum_update], [lr, rho, epsilon, grad],
+                    use_locking, name)
+
+
+def apply_proximal_gradient_descent(var, alpha, l1, l2, delta, use_locking=False, name=None):
+    """`var - alpha * delta`, shrunk by `alpha * l1` toward 0 and divided by
+    `1 + alpha * l2` (FOBOS)."""
+    return apply_op("ApplyProximalGradientDescent", [var], [alpha, l1, l2, delta],
+                    use_locking, name)
+
+
+def apply_proximal_adagrad(var, accum, lr, l1, l2, grad, use_locking=False, name=None):
+    """Adagrad's step (`accum += grad**2`, a rate of `lr / sqrt(accum)`) followed by the
+    proximal shrinkage of apply_proximal_gradient_descent at that rate."""
+    return apply_op("ApplyProximalAdagrad", [var, accum], [lr, l1, l2, grad], use_locking,
+                    name)
+
+
 # -- sparse forms: the same updates on the rows `indices` of the variable and its slots,
 # as TensorFlow's optimizers apply IndexedSlices gradients (`_apply_sparse`) -------------
 
 # (op type: number of ref inputs, position of grad; the indices follow the grad)
 _SPARSE_OPS = {"SparseApplyMomentum": (2, 3), "SparseApplyRMSProp": (3, 7),
-               "SparseApplyCenteredRMSProp": (4, 8), "SparseApplyAdagrad": (2, 3)}
+               "SparseApplyCenteredRMSProp": (4, 8), "SparseApplyAdagrad": (2, 3),
+               "SparseApplyAdadelta": (3, 6), "SparseApplyProximalGradientDescent": (1, 4),
+               "SparseApplyProximalAdagrad": (2, 5)}
 
 
 def _sparse_shape_fn(op):
@@ -170,6 +198,31 @@ def sparse_apply_adagrad(var, accum, lr, grad, indices, use_locking=False, updat
     indices = convert_to_tensor(indices)
     return apply_op("SparseApplyAdagrad", [var, accum], [lr, grad, indices], use_locking,
                     name, Tindices=indices.dtype.base_dtype, update_slots=bool(update_slots))
+
+
+def sparse_apply_adadelta(var, accum, accum_update, lr, rho, epsilon, grad, indices,
+                          use_locking=False, name=None):
+    """apply_adadelta on the rows `indices` of `var` and its slots."""
+    indices = convert_to_tensor(indices)
+    return apply_op("SparseApplyAdadelta", [var, accum, accum_update],
+                    [lr, rho, epsilon, grad, indices], use_locking, name,
+                    Tindices=indices.dtype.base_dtype)
+
+
+def sparse_apply_proximal_gradient_descent(var, alpha, l1, l2, grad, indices,
+                                           use_locking=False, name=None):
+    """apply_proximal_gradient_descent on the rows `indices` of `var`."""
+    indices = convert_to_tensor(indices)
+    return apply_op("SparseApplyProximalGradientDescent", [var], [alpha, l1, l2, grad, indices],
+                    use_locking, name, Tindices=indices.dtype.base_dtype)
+
+
+def sparse_apply_proximal_adagrad(var, accum, lr, l1, l2, grad, indices, use_locking=False,
+                                  name=None):
+    """apply_proximal_adagrad on the rows `indices` of `var` and `accum`."""
+    indices = convert_to_tensor(indices)
+    return apply_op("SparseApplyProximalAdagrad", [var, accum], [lr, l1, l2, grad, indices],
+                    use_locking, name, Tindices=indices.dtype.base_dtype)
 
 
 # -- staleness (dtfnb extensions, no TensorFlow twin; see dtfnb/train/staleness.py) -------

@@ -14,6 +14,7 @@ from dtfnb.protos.example_pb2 import (  # the records of TFRecord files
     SequenceExample,
 )
 from dtfnb.summary.event_file import summary_iterator
+from dtfnb.train.adadelta import AdadeltaOptimizer
 from dtfnb.train.adagrad import AdagradOptimizer
 from dtfnb.train.adam import AdamOptimizer
 from dtfnb.train.basic_session_run_hooks import (
@@ -80,6 +81,7 @@ from dtfnb.train.monitored_session import (
 )
 from dtfnb.train.moving_averages import ExponentialMovingAverage
 from dtfnb.train.optimizer import Optimizer
+from dtfnb.train.proximal import ProximalAdagradOptimizer, ProximalGradientDescentOptimizer
 from dtfnb.train.queue_runner import QueueRunner, add_queue_runner, start_queue_runners
 from dtfnb.train.rmsprop import RMSPropOptimizer
 from dtfnb.train.saver import Saver, export_meta_graph, import_meta_graph

@@ -65,7 +65,9 @@ def record_staleness(global_step, grads_and_vars, loss=None):
 
 
 def _create_slot(primary, initializer, shape, dtype, op_name):
-    """A non-trainable variable `<primary>/<op_name>`, colocated with `primary`.
+    """A non-trainable variable `<primary>/<op_name>`, colocated with `primary`; a tensor
+    `initializer` gives its value (and its shape and dtype: then `shape` and `dtype` are
+    None).
 
     As in TensorFlow, a slot is never partitioned itself, and the slot of a part of a
     partitioned variable is saved as the same slice of `<full name>/<slot's name
@@ -77,8 +79,9 @@ def _create_slot(primary, initializer, shape, dtype, op_name):
             variable_scope(None, default_name=f"{primary.op.name}/{op_name}") as scope, \
             graph.colocate_with(primary.op):
         scope.set_partitioner(None)  # this scope's own copy: the enclosing one keeps its
+        known = initializer.shape if isinstance(initializer, Tensor) else shape
         slot = get_variable("", shape=shape, dtype=dtype, initializer=initializer,
-                            trainable=False, validate_shape=shape.is_fully_defined())
+                            trainable=False, validate_shape=known.is_fully_defined())
     info = primary._get_save_slice_info()
     rank = slot.shape.ndims
     if info is not None and rank != 0:
@@ -248,6 +251,11 @@ class Optimizer:
 
     def _slot_dict(self, slot_name):
         return self._slots.setdefault(slot_name, {})
+
+    def _get_or_make_slot(self, var, value, slot_name, op_name):
+        """The slot `slot_name` of `var`, made with the tensor `value` as its value."""
+        return self._get_or_make_slot_with_initializer(var, value, None, None, slot_name,
+                                                       op_name)
 
     def _zeros_slot(self, var, slot_name, op_name):
         return self._get_or_make_slot_with_initializer(

@@ -80,6 +80,14 @@ def _optimizers(tf):
         "rmsprop_centered": lambda: tf.train.RMSPropOptimizer(0.05, momentum=0.5,
                                                               centered=True),
         "adam": lambda: tf.train.AdamOptimizer(0.05),
+        "adadelta": lambda: tf.train.AdadeltaOptimizer(1.0),
+        "proximal_sgd": lambda: tf.train.ProximalGradientDescentOptimizer(
+            0.1, l1_regularization_strength=0.01, l2_regularization_strength=0.02),
+        "proximal_sgd_l2": lambda: tf.train.ProximalGradientDescentOptimizer(
+            0.1, l2_regularization_strength=0.02),
+        "proximal_adagrad": lambda: tf.train.ProximalAdagradOptimizer(
+            0.1, l1_regularization_strength=0.01, l2_regularization_strength=0.02),
+        "proximal_adagrad_plain": lambda: tf.train.ProximalAdagradOptimizer(0.1),
     }
 
 
@@ -255,7 +263,8 @@ CASES.update({
 })
 CASES.update({f"sparse_training:{name}": _sparse_training(name)
               for name in ("sgd", "momentum", "nesterov", "adagrad", "rmsprop",
-                           "rmsprop_centered", "adam")})
+                           "rmsprop_centered", "adam", "adadelta", "proximal_sgd",
+                           "proximal_sgd_l2", "proximal_adagrad", "proximal_adagrad_plain")})
 CASES.update({f"lookup:{strategy}:{parts}": _lookup(strategy, parts, IDS)
               for strategy in ("mod", "div") for parts in (1, 2, 3)})
 CASES.update({

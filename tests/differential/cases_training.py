@@ -30,6 +30,14 @@ def _optimizers(tf):
         "rmsprop_centered": lambda: tf.train.RMSPropOptimizer(0.05, momentum=0.5,
                                                               centered=True),
         "adagrad": lambda: tf.train.AdagradOptimizer(0.1),
+        "adadelta": lambda: tf.train.AdadeltaOptimizer(1.0),
+        "proximal_sgd": lambda: tf.train.ProximalGradientDescentOptimizer(
+            0.1, l1_regularization_strength=0.01, l2_regularization_strength=0.02),
+        "proximal_sgd_l2": lambda: tf.train.ProximalGradientDescentOptimizer(
+            0.1, l2_regularization_strength=0.02),
+        "proximal_adagrad": lambda: tf.train.ProximalAdagradOptimizer(
+            0.1, l1_regularization_strength=0.01, l2_regularization_strength=0.02),
+        "proximal_adagrad_plain": lambda: tf.train.ProximalAdagradOptimizer(0.1),
     }
 
 
@@ -195,7 +203,8 @@ def compute_and_apply_gradients(tf):
 CASES = {f"train_{name}{'_global_step' if step else ''}": _train(name, step)
          for name, step in itertools.product(
              ["sgd", "momentum", "nesterov", "adam", "rmsprop", "rmsprop_centered",
-              "adagrad"], [False, True])}
+              "adagrad", "adadelta", "proximal_sgd", "proximal_sgd_l2", "proximal_adagrad",
+              "proximal_adagrad_plain"], [False, True])}
 CASES.update({f.__name__: f for f in (
     gradients_of_a_small_network, softmax_cross_entropy,
     variable_initializer_graph, global_step_and_count, read_value_after_an_update_on_the_ps,
