@@ -63,9 +63,13 @@ from dtfnb.train.input import (
     string_input_producer,
 )
 from dtfnb.train.learning_rate_decay import (
+    cosine_decay,
+    cosine_decay_restarts,
     exponential_decay,
     inverse_time_decay,
+    linear_cosine_decay,
     natural_exp_decay,
+    noisy_linear_cosine_decay,
     piecewise_constant,
     polynomial_decay,
 )

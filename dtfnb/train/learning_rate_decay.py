@@ -1,13 +1,16 @@
-"""Learning rate schedules of TensorFlow 1 (tf.train.exponential_decay and its kin),
-built as TensorFlow 2.21's compat.v1 builds them: ops of the global step, evaluated
-each step."""
+"""Learning rate schedules of TensorFlow 1 (tf.train.exponential_decay and its kin, the
+cosine decays), built as TensorFlow 2.21's compat.v1 builds them: ops of the global
+step, evaluated each step."""
+
+import math
 
 from dtfnb.base import dtypes
 from dtfnb.framework.convert import convert_to_tensor
-from dtfnb.ops import math_ops, unary_ops
+from dtfnb.ops import math_ops, random_ops, unary_ops
 from dtfnb.ops.array_ops import where_v2
 from dtfnb.ops.building import graph_of
 from dtfnb.ops.case import case
+from dtfnb.ops.cond import cond
 from dtfnb.ops.constant_op import constant
 
 
@@ -109,3 +112,91 @@ def piecewise_constant(x, boundaries, values, name=None):
 
 def _flat(values):
     return list(values) if isinstance(values, (list, tuple)) else [values]
+
+
+def _half_cosine(fraction):
+    """0.5 * (1 + cos(pi * fraction))."""
+    return 0.5 * (1.0 + unary_ops.cos(constant(math.pi) * fraction))
+
+
+def cosine_decay(learning_rate, global_step, decay_steps, alpha=0.0, name=None):
+    """learning_rate times a half cosine from 1 down to `alpha` over `decay_steps`, then
+    `alpha`."""
+    with graph_of(learning_rate, global_step).name_scope(name or "CosineDecay"):
+        learning_rate = convert_to_tensor(learning_rate, name="initial_learning_rate")
+        dtype = learning_rate.dtype.base_dtype
+        decay_steps = math_ops.cast(decay_steps, dtype)
+        step = math_ops.minimum(math_ops.cast(global_step, dtype), decay_steps)
+        decayed = (1 - alpha) * _half_cosine(step / decay_steps) + alpha
+        return math_ops.multiply(learning_rate, decayed)
+
+
+def cosine_decay_restarts(learning_rate, global_step, first_decay_steps, t_mul=2.0,
+                          m_mul=1.0, alpha=0.0, name=None):
+    """cosine_decay restarting each period (SGDR): the i-th period lasts
+    first_decay_steps * t_mul**i steps and starts at learning_rate * m_mul**i."""
+    with graph_of(learning_rate, global_step).name_scope(name or "SGDRDecay") as scope:
+        learning_rate = convert_to_tensor(learning_rate, name="initial_learning_rate")
+        dtype = learning_rate.dtype.base_dtype
+        first_decay_steps, alpha, t_mul, m_mul = (
+            math_ops.cast(v, dtype) for v in (first_decay_steps, alpha, t_mul, m_mul))
+        completed_fraction = math_ops.cast(global_step, dtype) / first_decay_steps
+
+        def restarts(geometric):
+            if geometric:
+                restart = unary_ops.floor(
+                    unary_ops.log(1.0 - completed_fraction * (1.0 - t_mul))
+                    / unary_ops.log(t_mul))
+                done = (1.0 - t_mul ** restart) / (1.0 - t_mul)
+                return restart, (completed_fraction - done) / t_mul ** restart
+            restart = unary_ops.floor(completed_fraction)
+            return restart, completed_fraction - restart
+
+        restart, fraction = cond(math_ops.equal(t_mul, 1.0), lambda: restarts(False),
+                                 lambda: restarts(True))
+        cosine_decayed = 0.5 * m_mul ** restart * (
+            1.0 + unary_ops.cos(constant(math.pi) * fraction))
+        decayed = (1 - alpha) * cosine_decayed + alpha
+        return math_ops.multiply(learning_rate, decayed, name=scope)
+
+
+def linear_cosine_decay(learning_rate, global_step, decay_steps, num_periods=0.5, alpha=0.0,
+                        beta=0.001, name=None):
+    """learning_rate * ((alpha + linear) * cosine + beta): a linear decay to 0 over
+    `decay_steps` times `num_periods` periods of a cosine."""
+    with graph_of(learning_rate, global_step).name_scope(name or "LinearCosineDecay") \
+            as scope:
+        return _linear_cosine(scope, learning_rate, global_step, decay_steps, num_periods,
+                              alpha, beta)
+
+
+def noisy_linear_cosine_decay(learning_rate, global_step, decay_steps, initial_variance=1.0,
+                              variance_decay=0.55, num_periods=0.5, alpha=0.0, beta=0.001,
+                              name=None):
+    """linear_cosine_decay with Gaussian noise on the linear term, of variance
+    initial_variance / (1 + global_step) ** variance_decay."""
+    with graph_of(learning_rate, global_step).name_scope(name or "NoisyLinearCosineDecay") \
+            as scope:
+        return _linear_cosine(scope, learning_rate, global_step, decay_steps, num_periods,
+                              alpha, beta, noise=(initial_variance, variance_decay))
+
+
+def _linear_cosine(scope, learning_rate, global_step, decay_steps, num_periods, alpha, beta,
+                   noise=None):
+    """The linear cosine decays, built in TensorFlow's order (which names their ops);
+    `noise`: (initial variance, variance decay)."""
+    learning_rate = convert_to_tensor(learning_rate, name="initial_learning_rate")
+    dtype = learning_rate.dtype.base_dtype
+    decay_steps = math_ops.cast(decay_steps, dtype)
+    if noise is not None:
+        initial_variance, variance_decay = (math_ops.cast(v, dtype) for v in noise)
+    num_periods, alpha, beta = (math_ops.cast(v, dtype) for v in (num_periods, alpha, beta))
+    step = math_ops.minimum(math_ops.cast(global_step, dtype), decay_steps)
+    linear = (decay_steps - step) / decay_steps
+    if noise is not None:
+        variance = initial_variance / math_ops.pow(1.0 + step, variance_decay)
+        linear = linear + random_ops.random_normal(linear.shape,
+                                                   stddev=unary_ops.sqrt(variance))
+    completed_fraction = step / decay_steps
+    cosine = _half_cosine(2.0 * num_periods * completed_fraction)
+    return math_ops.multiply(learning_rate, (alpha + linear) * cosine + beta, name=scope)

@@ -313,3 +313,24 @@ def exponential_moving_average(tf):
 
 
 CASES["exponential_moving_average"] = exponential_moving_average
+
+
+def cosine_learning_rate_schedules(tf):
+    """cosine_decay (with alpha), cosine_decay_restarts (geometric periods, and equal
+    ones with m_mul), linear_cosine_decay and noisy_linear_cosine_decay (its graph, and
+    its rate where the noise has vanished): TensorFlow's graphs and rates along the steps."""
+    step = tf.placeholder(tf.int64, [], name="step")
+    rates = [tf.train.cosine_decay(0.1, step, 10),
+             tf.train.cosine_decay(0.1, step, 10, alpha=0.2, name="floor"),
+             tf.train.cosine_decay_restarts(0.1, step, 4),
+             tf.train.cosine_decay_restarts(0.1, step, 4, t_mul=1.0, m_mul=0.5, alpha=0.1),
+             tf.train.linear_cosine_decay(0.1, step, 10),
+             tf.train.linear_cosine_decay(0.1, step, 10, num_periods=2, alpha=0.1, beta=0.0)]
+    noisy = tf.train.noisy_linear_cosine_decay(0.1, step, 10, initial_variance=0.0)
+    nodes = node_defs(tf.get_default_graph())
+    with tf.Session() as sess:
+        along = [sess.run(rates + [noisy], {step: n}) for n in (0, 2, 4, 5, 9, 12, 30)]
+    return nodes, along
+
+
+CASES["cosine_learning_rate_schedules"] = cosine_learning_rate_schedules
