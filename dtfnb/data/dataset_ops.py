@@ -13,14 +13,14 @@ from dtfnb.base.shapes import TensorShape, as_shape, scalar, unknown_shape
 from dtfnb.data import nest
 from dtfnb.data.function import trace
 from dtfnb.data.generator import GeneratorState
-from dtfnb.data.iterator_ops import Iterator, Structured
+from dtfnb.data.iterator_ops import Iterator, Structured, dense_classes, structure_attrs
 from dtfnb.framework.convert import convert_n_to_tensor, convert_to_tensor
 from dtfnb.framework.graph import get_default_graph
 from dtfnb.framework.random_seed import get_seed
 from dtfnb.framework.registry import define_op
-from dtfnb.framework.sparse_tensor import SparseTensor
+from dtfnb.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from dtfnb.framework.tensor import Tensor
-from dtfnb.ops import array_ops, check_ops, io_ops, math_ops, string_ops
+from dtfnb.ops import array_ops, check_ops, io_ops, math_ops, sparse_ops, string_ops
 from dtfnb.ops.building import graph_of, make_op
 from dtfnb.ops.script_ops import numpy_function
 
@@ -35,14 +35,17 @@ for _op in DATASET_OPS:
     define_op(_op, lambda op: [scalar()])
 
 
-def make_dataset(op_type, inputs, output_types, output_shapes, attrs=None):
-    """Adds a dataset op; returns the Dataset of its variant output."""
-    attrs = dict(attrs or {}, output_types=nest.flatten(output_types),
-                 output_shapes=nest.flatten(output_shapes))
+def make_dataset(op_type, inputs, output_types, output_shapes, attrs=None,
+                 output_classes=None):
+    """Adds a dataset op; returns the Dataset of its variant output (of Tensor components
+    unless `output_classes` says otherwise)."""
+    if output_classes is None:
+        output_classes = dense_classes(output_types)
+    attrs = dict(attrs or {}, **structure_attrs(output_types, output_shapes, output_classes))
     op = make_op(op_type, inputs, [dtypes.variant], attrs=attrs, graph=graph_of(*inputs))
     op.graph.prevent_feeding(op.outputs[0])
     op.graph.prevent_fetching(op)
-    return Dataset(op.outputs[0], output_types, output_shapes)
+    return Dataset(op.outputs[0], output_types, output_shapes, output_classes)
 
 
 def _int64(value, name):
@@ -56,10 +59,11 @@ def _static_int(value):
 class Dataset(Structured):
     """A dataset of elements; an element is a tensor, or a tuple or dict of them."""
 
-    def __init__(self, variant, output_types, output_shapes):
+    def __init__(self, variant, output_types, output_shapes, output_classes):
         self._variant = variant
         self._output_types = output_types
         self._output_shapes = output_shapes
+        self._output_classes = output_classes
 
 
     def _as_variant_tensor(self):
@@ -74,11 +78,10 @@ class Dataset(Structured):
 
     @staticmethod
     def from_tensors(tensors):
-        """A dataset of one element: `tensors`."""
+        """A dataset of one element: `tensors` (SparseTensors among them)."""
         components = _components(tensors)
-        return make_dataset("TensorDataset", nest.flatten(components),
-                            nest.map_structure(lambda t: t.dtype.base_dtype, components),
-                            nest.map_structure(lambda t: t.shape, components))
+        return _source("TensorDataset", components, sparse_ops.serialize_sparse,
+                       lambda t: t.shape)
 
     @staticmethod
     def from_generator(generator, output_types=None, output_shapes=None, args=None,
@@ -172,9 +175,8 @@ class Dataset(Structured):
             if tensor.shape.ndims == 0:
                 raise ValueError(f"Shape must be at least rank 1 but is rank 0 for "
                                  f"'{tensor.op.name}'")
-        return make_dataset("TensorSliceDataset", nest.flatten(components),
-                            nest.map_structure(lambda t: t.dtype.base_dtype, components),
-                            nest.map_structure(lambda t: _element_shape(t.shape), components))
+        return _source("TensorSliceDataset", components, sparse_ops.serialize_many_sparse,
+                       lambda t: _element_shape(t.shape))
 
     @staticmethod
     def range(*args):
@@ -196,20 +198,24 @@ class Dataset(Structured):
         return make_dataset("ZipDataset", [d._variant for d in flat],
                             nest.map_structure(lambda d: d.output_types, datasets),
                             nest.map_structure(lambda d: d.output_shapes, datasets),
-                            {"N": len(flat)})
+                            {"N": len(flat)},
+                            nest.map_structure(lambda d: d.output_classes, datasets))
 
     # -- transformations --------------------------------------------------------------
 
-    def _unary(self, op_type, inputs=(), output_types=None, output_shapes=None, attrs=None):
+    def _unary(self, op_type, inputs=(), output_types=None, output_shapes=None, attrs=None,
+               output_classes=None):
         return make_dataset(op_type, [self._variant, *inputs],
                             self._output_types if output_types is None else output_types,
                             self._output_shapes if output_shapes is None else output_shapes,
-                            attrs)
+                            attrs,
+                            self._output_classes if output_types is None else output_classes)
 
     def concatenate(self, dataset):
         """A dataset of this dataset's elements followed by those of `dataset` (of the same types).
         """
-        if nest.flatten(self._output_types) != nest.flatten(dataset.output_types):
+        if (nest.flatten(self._output_types) != nest.flatten(dataset.output_types)
+                or nest.flatten(self._output_classes) != nest.flatten(dataset.output_classes)):
             raise TypeError(f"Two datasets to concatenate have different types "
                             f"{_text(self._output_types)} and {_text(dataset.output_types)}")
         shapes = nest.pack_sequence_as(self._output_shapes, [
@@ -289,6 +295,14 @@ class Dataset(Structured):
     def padded_batch(self, batch_size, padded_shapes, padding_values=None,
                      drop_remainder=False):
         """Batches elements padded to `padded_shapes` (None or -1: the longest in the batch)."""
+        for dtype, shape, cls in zip(nest.flatten(self._output_types),
+                                     nest.flatten(self._output_shapes),
+                                     nest.flatten(self._output_classes)):
+            if cls is SparseTensor:
+                raise TypeError("`padded_batch` is only supported for datasets that produce "
+                                "tensor elements but type spec of elements in the input "
+                                "dataset is not a subclass of TensorSpec: "
+                                f"`SparseTensorSpec({shape!r}, {dtype!r})`.")
         shapes = [as_shape([None if d in (None, -1) else d for d in _dims(s)])
                   for s in nest.flatten(padded_shapes)]
         types = nest.flatten(self._output_types)
@@ -312,7 +326,7 @@ class Dataset(Structured):
 
     def _trace(self, fn, kind, convert):
         return trace(fn, kind, self._output_types, self._output_shapes,
-                     graph_of(self._variant), convert)
+                     graph_of(self._variant), convert, self._output_classes)
 
     def map(self, map_func, num_parallel_calls=None):
         """Maps `map_func` across the elements of this dataset (on `num_parallel_calls` threads, if
@@ -326,7 +340,8 @@ class Dataset(Structured):
                                             name="num_parallel_calls"))
         return self._unary(op_type, inputs,
                            nest.map_structure(lambda t: t.dtype.base_dtype, f.outputs),
-                           nest.map_structure(lambda t: t.shape, f.outputs), attrs)
+                           nest.map_structure(lambda t: t.shape, f.outputs), attrs,
+                           nest.map_structure(_class_of, f.outputs))
 
     def filter(self, predicate):
         """The elements of this dataset for which `predicate` gives a scalar true."""
@@ -342,7 +357,7 @@ class Dataset(Structured):
         """Maps `map_func` (element -> dataset) across this dataset and flattens the results."""
         f, inner = self._trace_dataset_fn(map_func, "flat_map")
         return self._unary("FlatMapDataset", f.captured, inner.output_types,
-                           inner.output_shapes, _function_attrs("f", f))
+                           inner.output_shapes, _function_attrs("f", f), inner.output_classes)
 
     def interleave(self, map_func, cycle_length, block_length=1, num_parallel_calls=None):
         """Maps `map_func` (element -> dataset) across this dataset and interleaves the results.
@@ -353,7 +368,7 @@ class Dataset(Structured):
         inputs = [*f.captured, _int64(cycle_length, "cycle_length"),
                   _int64(block_length, "block_length")]
         return self._unary("InterleaveDataset", inputs, inner.output_types,
-                           inner.output_shapes, _function_attrs("f", f))
+                           inner.output_shapes, _function_attrs("f", f), inner.output_classes)
 
     def _trace_dataset_fn(self, fn, kind):
         returned = []
@@ -378,20 +393,38 @@ class Dataset(Structured):
         """An iterator over this dataset's elements; run its `initializer` before the first
         `get_next()`."""
         iterator = Iterator.from_structure(self._output_types, self._output_shapes,
-                                           shared_name)
+                                           shared_name, self._output_classes)
         iterator._initializer = iterator.make_initializer(self)
         return iterator
 
 
 def _components(tensors):
-    """Converts the leaves of a tuple/dict structure to tensors (a list is one tensor),
-    under TensorFlow's names: "normalize_element/component_<i>" by flattened position."""
+    """Converts the leaves of a tuple/dict structure to tensors (a list is one tensor) and
+    SparseTensors, under TensorFlow's names: "normalize_element/component_<i>" by
+    flattened position."""
     if isinstance(tensors, Dataset):
         raise TypeError("A Dataset cannot be an element of another Dataset")
     flat = nest.flatten(tensors)
     with graph_of(*flat).name_scope("normalize_element"):
-        flat = [convert_to_tensor(value, name=f"component_{i}") for i, value in enumerate(flat)]
+        flat = [SparseTensor.from_value(value) if isinstance(value, SparseTensorValue) else
+                value if isinstance(value, SparseTensor) else
+                convert_to_tensor(value, name=f"component_{i}")
+                for i, value in enumerate(flat)]
     return nest.pack_sequence_as(tensors, flat)
+
+
+def _source(op_type, components, serialize, element_shape):
+    """A dataset op of `components`, each SparseTensor among them serialized."""
+    flat = nest.flatten(components)
+    return make_dataset(
+        op_type, [serialize(t) if isinstance(t, SparseTensor) else t for t in flat],
+        nest.map_structure(lambda t: t.dtype.base_dtype, components),
+        nest.map_structure(element_shape, components), None,
+        nest.map_structure(_class_of, components))
+
+
+def _class_of(component):
+    return SparseTensor if isinstance(component, SparseTensor) else Tensor
 
 
 def _shape_leaves(types, shapes):
@@ -404,15 +437,10 @@ def _shape_leaves(types, shapes):
 
 
 def _to_tensors(result):
-    return nest.map_structure(_element_tensor, result)
-
-
-def _element_tensor(value):
-    if isinstance(value, SparseTensor):
-        raise TypeError("dtfnb's datasets hold tensors, not SparseTensors (TensorFlow's "
-                        "do): make it dense with tf.sparse.to_dense, or parse a "
-                        "FixedLenFeature")
-    return convert_to_tensor(value)
+    """A function's result as tensors, its SparseTensors kept."""
+    return nest.map_structure(
+        lambda v: SparseTensor.from_value(v) if isinstance(v, SparseTensorValue) else
+        v if isinstance(v, SparseTensor) else convert_to_tensor(v), result)
 
 
 def _function_attrs(attr, f):

@@ -10,7 +10,9 @@ from dtfnb.base import dtypes
 from dtfnb.base.shapes import as_shape, scalar
 from dtfnb.data import nest
 from dtfnb.framework.registry import define_op
+from dtfnb.framework.sparse_tensor import SparseTensor
 from dtfnb.framework.tensor import Tensor
+from dtfnb.ops import sparse_ops
 from dtfnb.ops.building import graph_of, make_op
 
 define_op("IteratorV2", lambda op: [scalar()], stateful=True)
@@ -20,9 +22,20 @@ define_op("IteratorGetNext", lambda op: [as_shape(s) for s in op._raw_attr("outp
           stateful=True)
 
 
-def _structure_attrs(output_types, output_shapes):
-    return {"output_types": nest.flatten(output_types),
-            "output_shapes": nest.flatten(output_shapes)}
+def structure_attrs(output_types, output_shapes, output_classes):
+    """The flat output_types and output_shapes attrs of a dataset or iterator op: a
+    SparseTensor component is one variant of unknown shape."""
+    flat = zip(nest.flatten(output_types), nest.flatten(output_shapes),
+               nest.flatten(output_classes))
+    flat = [(dtypes.variant, as_shape(None)) if cls is SparseTensor else (dtype, shape)
+            for dtype, shape, cls in flat]
+    return {"output_types": [dtype for dtype, _ in flat],
+            "output_shapes": [shape for _, shape in flat]}
+
+
+def dense_classes(output_types):
+    """Every component a Tensor."""
+    return nest.map_structure(lambda _: Tensor, output_types)
 
 
 class Structured:
@@ -40,18 +53,20 @@ class Structured:
 
     @property
     def output_classes(self):
-        """The class of each component of an element (`Tensor` for every one)."""
-        return nest.map_structure(lambda _: Tensor, self._output_types)
+        """The class of each component of an element: `Tensor` or `SparseTensor`."""
+        return self._output_classes
 
 
 class Iterator(Structured):
     """Produces the elements of a dataset, one `get_next()` run at a time."""
 
-    def __init__(self, iterator_resource, initializer, output_types, output_shapes):
+    def __init__(self, iterator_resource, initializer, output_types, output_shapes,
+                 output_classes):
         self._iterator_resource = iterator_resource
         self._initializer = initializer
         self._output_types = output_types
         self._output_shapes = output_shapes
+        self._output_classes = output_classes
 
     @staticmethod
     def from_structure(output_types, output_shapes=None, shared_name=None,
@@ -62,18 +77,22 @@ class Iterator(Structured):
             output_shapes = nest.map_structure(lambda _: as_shape(None), output_types)
         else:
             output_shapes = nest.map_structure(as_shape, output_shapes)
-        attrs = dict(_structure_attrs(output_types, output_shapes),
+        if output_classes is None:
+            output_classes = dense_classes(output_types)
+        attrs = dict(structure_attrs(output_types, output_shapes, output_classes),
                      shared_name=shared_name or "", container="")
         resource = make_op("IteratorV2", [], [dtypes.resource], name="Iterator",
                            attrs=attrs).outputs[0]
-        return Iterator(resource, None, output_types, output_shapes)
+        return Iterator(resource, None, output_types, output_shapes, output_classes)
 
     @staticmethod
     def _one_shot(dataset):
-        attrs = _structure_attrs(dataset.output_types, dataset.output_shapes)
+        attrs = structure_attrs(dataset.output_types, dataset.output_shapes,
+                                dataset.output_classes)
         resource = make_op("OneShotIterator", [dataset._as_variant_tensor()], [dtypes.resource],
                            attrs=attrs).outputs[0]
-        return Iterator(resource, None, dataset.output_types, dataset.output_shapes)
+        return Iterator(resource, None, dataset.output_types, dataset.output_shapes,
+                        dataset.output_classes)
 
     @property
     def initializer(self):
@@ -84,7 +103,8 @@ class Iterator(Structured):
 
     def make_initializer(self, dataset, name=None):
         """The op that (re)starts this iterator on `dataset`."""
-        if nest.flatten(dataset.output_types) != nest.flatten(self._output_types):
+        if (nest.flatten(dataset.output_types) != nest.flatten(self._output_types)
+                or nest.flatten(dataset.output_classes) != nest.flatten(self._output_classes)):
             raise TypeError(f"Expected output types {self._output_types!r} but got dataset "
                             f"with output types {dataset.output_types!r}.")
         for mine, theirs in zip(nest.flatten(self._output_shapes),
@@ -98,11 +118,17 @@ class Iterator(Structured):
                        [], name=name or "MakeIterator", graph=graph)
 
     def get_next(self, name=None):
-        """The next element (a structure of tensors); OutOfRangeError at the end."""
-        flat_types = nest.flatten(self._output_types)
-        op = make_op("IteratorGetNext", [self._iterator_resource], flat_types, name=name,
-                     attrs=_structure_attrs(self._output_types, self._output_shapes))
-        return nest.pack_sequence_as(self._output_types, op.outputs)
+        """The next element (a structure of tensors and SparseTensors); OutOfRangeError at
+        the end."""
+        attrs = structure_attrs(self._output_types, self._output_shapes, self._output_classes)
+        op = make_op("IteratorGetNext", [self._iterator_resource], attrs["output_types"],
+                     name=name, attrs=attrs)
+        components = [sparse_ops.deserialize_sparse(t, dtype, shape) if cls is SparseTensor
+                      else t for t, dtype, shape, cls in zip(
+                          op.outputs, nest.flatten(self._output_types),
+                          nest.flatten(self._output_shapes),
+                          nest.flatten(self._output_classes))]
+        return nest.pack_sequence_as(self._output_types, components)
 
 
 

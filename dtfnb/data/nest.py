@@ -1,12 +1,14 @@
 """Element structures of tf.data: tf.nest's (ops/nest.py), except that only tuples and dicts
 are structures and a list is one component, as in TensorFlow's data/util/nest.py."""
 
+from dtfnb.framework.sparse_tensor import SparseTensorValue
 from dtfnb.ops import nest
 
 
 def is_sequence(value):
-    """Whether `value` is a structure of tf.data (tuple or dict); a list is a single component."""
-    return isinstance(value, (tuple, dict))
+    """Whether `value` is a structure of tf.data (tuple or dict); a list is a single
+    component, and so is a SparseTensorValue (a namedtuple)."""
+    return isinstance(value, (tuple, dict)) and not isinstance(value, SparseTensorValue)
 
 
 def flatten(structure):

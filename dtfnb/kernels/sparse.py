@@ -125,3 +125,67 @@ def _sparse_to_dense(ctx, step, indices, shape, values, default_value):
     out = np.full([int(d) for d in shape], default_value, dtype=values.dtype)
     out[tuple(indices.T)] = values
     return out if out.dtype == object else ctx.xp.asarray(out)
+
+
+# -- a SparseTensor as one dataset component (a variant) ---------------------------------
+
+class SparseValue:
+    """A SparseTensor's arrays, held whole in one element of an object array (a variant),
+    as a dataset carries a sparse component; not a sequence, so that numpy keeps it
+    whole."""
+
+    __slots__ = ("indices", "values", "dense_shape")
+
+    def __init__(self, indices, values, dense_shape):
+        self.indices, self.values, self.dense_shape = indices, values, dense_shape
+
+
+def _variant(values):
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+@register_kernel("SerializeSparse", device="CPU")
+def _serialize_sparse(ctx, step, indices, values, shape):
+    out = np.empty((), dtype=object)
+    out[()] = SparseValue(np.asarray(indices), np.asarray(values), np.asarray(shape))
+    return out
+
+
+@register_kernel("SerializeManySparse", device="CPU")
+def _serialize_many_sparse(ctx, step, indices, values, shape):
+    indices, values, shape = np.asarray(indices), np.asarray(values), np.asarray(shape)
+    rows = indices[:, 0] if len(indices) else np.zeros(0, np.int64)
+    return _variant([SparseValue(indices[rows == r, 1:], values[rows == r], shape[1:])
+                     for r in range(int(shape[0]))])
+
+
+@register_kernel("DeserializeSparse", device="CPU")
+def _deserialize_sparse(ctx, step, serialized):
+    """One SparseTensor, or a batch of them as one with the batch's leading dimensions
+    and, after them, each dimension's largest size."""
+    serialized = np.asarray(serialized, dtype=object)
+    if serialized.ndim == 0:
+        sparse = serialized[()]
+        return sparse.indices, sparse.values, sparse.dense_shape
+    parts = list(serialized.reshape(-1))
+    ranks = [len(p.dense_shape) for p in parts]
+    for i, rank in enumerate(ranks[1:], 1):
+        if rank != ranks[0]:
+            raise _invalid(f"Inconsistent shape across SparseTensors: rank prior to "
+                           f"SparseTensor[{i}] was: {ranks[0]} but rank of SparseTensor[{i}] "
+                           f"is: {rank}")
+    rank = ranks[0] if parts else 0
+    lead = np.array(serialized.shape, dtype=np.int64)
+    dims = (np.max([p.dense_shape for p in parts], axis=0) if parts
+            else np.zeros(rank, np.int64))
+    indices = [np.hstack([np.tile(np.unravel_index(i, serialized.shape), (len(p.indices), 1)),
+                          p.indices]) for i, p in enumerate(parts)]
+    width = serialized.ndim + rank
+    values = [p.values for p in parts]
+    return (np.concatenate(indices).astype(np.int64) if indices else
+            np.zeros((0, width), np.int64),
+            np.concatenate(values) if values else
+            np.zeros(0, dtype=ctx.output_types[1].as_numpy_dtype),
+            np.concatenate([lead, dims]).astype(np.int64))

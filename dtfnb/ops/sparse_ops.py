@@ -143,3 +143,46 @@ def sparse_tensor_to_dense(sp_input, default_value=None, validate_indices=True, 
                            sp_input.dtype, name=scope, attrs={
                                "T": sp_input.dtype, "Tindices": sp_input.indices.dtype,
                                "validate_indices": bool(validate_indices)})
+
+
+# -- SparseTensors as tf.data components: one variant each, as TensorFlow's datasets hold
+# them (SerializeSparse to a variant; DeserializeSparse back, a batch of them into one
+# SparseTensor of one more dimension) -----------------------------------------------------
+
+define_op("SerializeSparse", lambda op: [scalar()])
+define_op("SerializeManySparse", lambda op: [TensorShape([None])])
+define_op("DeserializeSparse", lambda op: [TensorShape([None, None]), TensorShape([None]),
+                                           TensorShape([None])])
+for _op in ("SerializeSparse", "SerializeManySparse", "DeserializeSparse"):
+    NotDifferentiable(_op)
+
+
+def _serialized(op_type, sp_input):
+    sp_input = _convert_to_sparse_tensor(sp_input)
+    return make_tensor(op_type, [sp_input.indices, sp_input.values, sp_input.dense_shape],
+                       dtypes.variant, name=op_type,
+                       attrs={"T": sp_input.dtype, "out_type": dtypes.variant})
+
+
+def serialize_sparse(sp_input):
+    """A SparseTensor as one variant (a dataset's component)."""
+    return _serialized("SerializeSparse", sp_input)
+
+
+def serialize_many_sparse(sp_input):
+    """The rows of a SparseTensor (along its first dimension) as a vector of variants."""
+    return _serialized("SerializeManySparse", sp_input)
+
+
+def deserialize_sparse(serialized, dtype, shape):
+    """The SparseTensor of a variant of serialize_sparse, or of a batch of them (one more
+    leading dimension), of static `shape`."""
+    op = make_op("DeserializeSparse", [serialized], [dtypes.int64, dtype, dtypes.int64],
+                 name="DeserializeSparse", attrs={"dtype": dtype, "Tserialized": dtypes.variant})
+    indices, values, dense_shape = op.outputs
+    if shape.ndims is not None:
+        indices.set_shape([None, shape.ndims])
+        dense_shape.set_shape([shape.ndims])
+    sparse = SparseTensor(indices, values, dense_shape)
+    sparse.set_shape(shape)
+    return sparse

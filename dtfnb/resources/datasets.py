@@ -148,7 +148,7 @@ class Unbatch:
                         f"component. Component 0 had size {rows} but component {i} had "
                         f"size {len(component)}.")
             for r in range(rows):
-                yield tuple(component[r] for component in element)
+                yield tuple(component[r, ...] for component in element)
 
 
 class Take:

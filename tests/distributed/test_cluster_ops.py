@@ -74,6 +74,30 @@ def test_queue_on_a_ps_task_shared_between_workers(cluster):
         assert sess1.run(q.size()) == 0
 
 
+def test_sparse_elements_stay_on_the_iterators_task_and_arrive_as_tensors(cluster):
+    """A dataset of SparseTensors on a ps process: its serialized elements (variants) are
+    read back into SparseTensors there, and only their indices, values and shape
+    travel to the worker that uses them."""
+    tasks = cluster({"ps": 1, "worker": 1}, processes=True)
+    with tf.device("/job:ps/task:0"):
+        dataset = tf.data.Dataset.range(3).map(
+            lambda i: tf.SparseTensor([[0], [2]], tf.stack([i, i + 10]), [4])).batch(2)
+        batch = dataset.make_one_shot_iterator().get_next()
+    with tf.device("/job:worker/task:0"):
+        dense = tf.sparse.to_dense(batch)
+    metadata = tf.RunMetadata()
+    with tf.Session(tasks.target("worker")) as sess:
+        first = sess.run(dense, options=tf.RunOptions(output_partition_graphs=True),
+                         run_metadata=metadata)
+        second = sess.run(dense)
+    assert first.tolist() == [[0, 0, 10, 0], [1, 0, 11, 0]]
+    assert second.tolist() == [[2, 0, 12, 0]]
+    placed = {node.name: node.device for partition in metadata.partition_graphs
+              for node in partition.node}
+    assert placed["DeserializeSparse"].startswith("/job:ps/replica:0/task:0")
+    assert placed["SparseToDense"].startswith("/job:worker/replica:0/task:0")
+
+
 def test_iterator_on_a_remote_task(cluster):
     tasks = cluster({"ps": 1, "worker": 1})
     with tf.device("/job:ps/task:0"):
