@@ -2,7 +2,7 @@
 generator anew, arguments, static types and shapes, and what a wrong element does."""
 
 import numpy as np
-from observe import outcome
+from observe import drain, outcome
 
 CASES = {}
 
@@ -10,16 +10,6 @@ CASES = {}
 def case(fn):
     CASES[fn.__name__] = fn
     return fn
-
-
-def _drain(tf, sess, next_element, limit=20):
-    values = []
-    try:
-        for _ in range(limit):
-            values.append(sess.run(next_element))
-    except tf.errors.OutOfRangeError:
-        values.append("end")
-    return values
 
 
 def _failure(tf, sess, next_element):
@@ -61,10 +51,10 @@ def elements_passes_and_arguments(tf):
     nexts = [d.make_one_shot_iterator().get_next() for d in datasets[1:]]
     with tf.Session() as sess:
         sess.run(iterator.initializer)
-        values = [_drain(tf, sess, next_pair)]
+        values = [drain(tf, sess, next_pair)]
         sess.run(iterator.initializer)
         values.append(sess.run(next_pair))
-        values += [_drain(tf, sess, n) for n in nexts]
+        values += [drain(tf, sess, n) for n in nexts]
     return static, values, len(calls)
 
 

@@ -4,7 +4,7 @@ through every kind of iterator; the structure datasets report; and a batch of pa
 VarLenFeatures, the pipeline that needs them."""
 
 import numpy as np
-from observe import outcome
+from observe import drain, outcome
 
 CASES = {}
 
@@ -19,16 +19,6 @@ def _structure(tf, dataset):
         else dataset.output_classes
     names = [c.__name__ for c in (classes if isinstance(classes, tuple) else (classes,))]
     return dataset.output_types, dataset.output_shapes, names
-
-
-def _drain(tf, sess, next_element, limit=12):
-    values = []
-    try:
-        for _ in range(limit):
-            values.append(sess.run(next_element))
-    except tf.errors.OutOfRangeError:
-        values.append("end")
-    return values
 
 
 def _sparse(tf):
@@ -54,7 +44,7 @@ def sources_maps_and_batches(tf):
                 batched.map(lambda i, s: (i, tf.sparse.to_dense(s) * 10))]
     nexts = [d.make_one_shot_iterator().get_next() for d in datasets]
     with tf.Session() as sess:
-        elements = [_drain(tf, sess, n) for n in nexts]
+        elements = [drain(tf, sess, n) for n in nexts]
     return [_structure(tf, d) for d in datasets[:-1]], elements
 
 
@@ -76,7 +66,7 @@ def iterators_and_errors(tf):
             sess.run(init)
             first = sess.run(next_element)
             sess.run(init)
-            runs.append((first, _drain(tf, sess, next_element)))
+            runs.append((first, drain(tf, sess, next_element)))
     dense_only = tf.data.Iterator.from_structure(mapped.output_types, mapped.output_shapes)
     return (runs, type(outcome(dense_only.make_initializer, mapped)).__name__,
             outcome(mapped.padded_batch, 2, ([], [2])))
@@ -97,5 +87,5 @@ def parsed_records_batched(tf):
                .map(lambda r: tf.parse_single_example(r, features)).batch(2))
     next_batch = dataset.make_one_shot_iterator().get_next()
     with tf.Session() as sess:
-        batches = _drain(tf, sess, next_batch)
+        batches = drain(tf, sess, next_batch)
     return batches, str(dataset.output_shapes["tags"]), str(next_batch["tags"].shape)

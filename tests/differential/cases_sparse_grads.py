@@ -3,7 +3,7 @@ how tf.gradients adds them up, the optimizers' sparse updates (their ops and val
 embedding_lookup over a table split into parts by "mod" and "div"."""
 
 import numpy as np
-from observe import node_defs, outcome, run
+from observe import node_defs, optimizers, outcome, run
 
 TABLE = np.arange(14 * 2, dtype=np.float32).reshape(14, 2) / 10
 IDS = np.array([[0, 13, 5], [5, 7, 1]], np.int32)
@@ -71,24 +71,8 @@ def indexed_slices_convert_to_a_dense_tensor(tf):
 
 
 def _optimizers(tf):
-    return {
-        "sgd": lambda: tf.train.GradientDescentOptimizer(0.1),
-        "momentum": lambda: tf.train.MomentumOptimizer(0.05, 0.9),
-        "nesterov": lambda: tf.train.MomentumOptimizer(0.05, 0.9, use_nesterov=True),
-        "adagrad": lambda: tf.train.AdagradOptimizer(0.1),
-        "rmsprop": lambda: tf.train.RMSPropOptimizer(0.05, momentum=0.5),
-        "rmsprop_centered": lambda: tf.train.RMSPropOptimizer(0.05, momentum=0.5,
-                                                              centered=True),
-        "adam": lambda: tf.train.AdamOptimizer(0.05),
-        "adadelta": lambda: tf.train.AdadeltaOptimizer(1.0),
-        "proximal_sgd": lambda: tf.train.ProximalGradientDescentOptimizer(
-            0.1, l1_regularization_strength=0.01, l2_regularization_strength=0.02),
-        "proximal_sgd_l2": lambda: tf.train.ProximalGradientDescentOptimizer(
-            0.1, l2_regularization_strength=0.02),
-        "proximal_adagrad": lambda: tf.train.ProximalAdagradOptimizer(
-            0.1, l1_regularization_strength=0.01, l2_regularization_strength=0.02),
-        "proximal_adagrad_plain": lambda: tf.train.ProximalAdagradOptimizer(0.1),
-    }
+    """The training cases' optimizers, RMSProp with momentum."""
+    return {**optimizers(tf), "rmsprop": lambda: tf.train.RMSPropOptimizer(0.05, momentum=0.5)}
 
 
 def _sparse_training(name):

@@ -7,7 +7,7 @@ import os
 import tempfile
 
 import numpy as np
-from observe import cluster, node_defs, outcome
+from observe import cluster, node_defs, optimizers, outcome
 
 X = np.array([[1.0, 2.0], [3.0, -1.0], [0.5, 0.25]], np.float32)
 Y = np.array([[1.0], [-2.0], [0.5]], np.float32)
@@ -20,32 +20,11 @@ def _linear_loss(tf):
     return w, b, loss
 
 
-def _optimizers(tf):
-    return {
-        "sgd": lambda: tf.train.GradientDescentOptimizer(0.1),
-        "momentum": lambda: tf.train.MomentumOptimizer(0.05, 0.9),
-        "nesterov": lambda: tf.train.MomentumOptimizer(0.05, 0.9, use_nesterov=True),
-        "adam": lambda: tf.train.AdamOptimizer(0.05),
-        "rmsprop": lambda: tf.train.RMSPropOptimizer(0.05),
-        "rmsprop_centered": lambda: tf.train.RMSPropOptimizer(0.05, momentum=0.5,
-                                                              centered=True),
-        "adagrad": lambda: tf.train.AdagradOptimizer(0.1),
-        "adadelta": lambda: tf.train.AdadeltaOptimizer(1.0),
-        "proximal_sgd": lambda: tf.train.ProximalGradientDescentOptimizer(
-            0.1, l1_regularization_strength=0.01, l2_regularization_strength=0.02),
-        "proximal_sgd_l2": lambda: tf.train.ProximalGradientDescentOptimizer(
-            0.1, l2_regularization_strength=0.02),
-        "proximal_adagrad": lambda: tf.train.ProximalAdagradOptimizer(
-            0.1, l1_regularization_strength=0.01, l2_regularization_strength=0.02),
-        "proximal_adagrad_plain": lambda: tf.train.ProximalAdagradOptimizer(0.1),
-    }
-
-
 def _train(name, with_global_step):
     def case(tf):
         w, b, loss = _linear_loss(tf)
         step = tf.train.get_or_create_global_step() if with_global_step else None
-        train = _optimizers(tf)[name]().minimize(loss, global_step=step)
+        train = optimizers(tf)[name]().minimize(loss, global_step=step)
         slots = sorted(v.op.name for v in tf.global_variables())
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())

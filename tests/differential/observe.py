@@ -121,6 +121,40 @@ def run(tf, fetches, feed_dict=None, timeout_ms=None, config=None):
         return sess.run(fetches, feed_dict=feed_dict, options=options)
 
 
+def drain(tf, sess, fetch, limit=20):
+    """`sess.run(fetch)` until OutOfRangeError (then "end"), at most `limit` times: the
+    elements an iterator gives."""
+    values = []
+    try:
+        for _ in range(limit):
+            values.append(sess.run(fetch))
+    except tf.errors.OutOfRangeError:
+        values.append("end")
+    return values
+
+
+def optimizers(tf):
+    """The optimizers the training cases run, by name: a factory each."""
+    return {
+        "sgd": lambda: tf.train.GradientDescentOptimizer(0.1),
+        "momentum": lambda: tf.train.MomentumOptimizer(0.05, 0.9),
+        "nesterov": lambda: tf.train.MomentumOptimizer(0.05, 0.9, use_nesterov=True),
+        "adam": lambda: tf.train.AdamOptimizer(0.05),
+        "rmsprop": lambda: tf.train.RMSPropOptimizer(0.05),
+        "rmsprop_centered": lambda: tf.train.RMSPropOptimizer(0.05, momentum=0.5,
+                                                              centered=True),
+        "adagrad": lambda: tf.train.AdagradOptimizer(0.1),
+        "adadelta": lambda: tf.train.AdadeltaOptimizer(1.0),
+        "proximal_sgd": lambda: tf.train.ProximalGradientDescentOptimizer(
+            0.1, l1_regularization_strength=0.01, l2_regularization_strength=0.02),
+        "proximal_sgd_l2": lambda: tf.train.ProximalGradientDescentOptimizer(
+            0.1, l2_regularization_strength=0.02),
+        "proximal_adagrad": lambda: tf.train.ProximalAdagradOptimizer(
+            0.1, l1_regularization_strength=0.01, l2_regularization_strength=0.02),
+        "proximal_adagrad_plain": lambda: tf.train.ProximalAdagradOptimizer(0.1),
+    }
+
+
 def outcome(fn, *args, **kwargs):
     """fn's result, or the error it raised, as a value a case can return among others."""
     try:
