@@ -21,7 +21,8 @@ DOC = ROOT / "docs" / "architecture.md"
 LAYERS = {
     "base": (
         "errors (codes equal gRPC status codes), dtypes, shapes, DeviceSpec and "
-        "device-string merging, the ndarray <-> TensorProto codec, locks",
+        "device-string merging, the ndarray <-> TensorProto codec, object arrays "
+        "(tf.string and variant values), locks",
         {"base", "protos"}),
     "framework": (
         "Graph (`create_op` is the one choke point: names, control dependencies, device "

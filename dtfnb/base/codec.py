@@ -8,6 +8,7 @@ host's: every platform dtfnb runs on is little-endian.
 import numpy as np
 
 from dtfnb.base import dtypes
+from dtfnb.base.object_arrays import object_vector
 from dtfnb.base.shapes import TensorShape
 from dtfnb.protos import graph_pb2, tensor_pb2
 
@@ -39,9 +40,7 @@ def proto_to_tensor(proto):
     dtype = dtypes.as_dtype(proto.dtype)
     shape = tuple(d.size for d in proto.tensor_shape.dim)
     if dtype.base_dtype is dtypes.string:
-        array = np.empty(len(proto.string_val), dtype=object)
-        array[:] = list(proto.string_val)
-        return array.reshape(shape)
+        return object_vector(list(proto.string_val)).reshape(shape)
     np_dtype = np.dtype(dtype.as_numpy_dtype)
     count = int(np.prod(shape, dtype=np.int64))
     if len(proto.tensor_content) != count * np_dtype.itemsize:

@@ -6,6 +6,7 @@ from google.protobuf.message import DecodeError
 
 from dtfnb.base import dtypes
 from dtfnb.base.errors import InvalidArgumentError
+from dtfnb.base.object_arrays import object_vector
 from dtfnb.kernels.registry import register_kernel
 from dtfnb.protos.example_pb2 import Example
 
@@ -93,7 +94,7 @@ def _sparse(batch_shape, count, key, dtype, found, where):
     if not batch_shape:   # one record: no row index
         indices = indices[:, 1:]
     flat = [v for row in rows for v in row]
-    values = (_strings(flat) if dtype == dtypes.string
+    values = (object_vector(flat) if dtype == dtypes.string
               else np.array(flat, dtype=dtype.as_numpy_dtype))
     return indices, values, np.array([*batch_shape, longest], dtype=np.int64)
 
@@ -121,18 +122,12 @@ def _dense(batch_shape, count, key, dtype, shape, default, found, where):
         if len(items) != size:
             raise _error(f"{where(i, key)}  " + _count_message(kind, len(items), shape, size,
                                                                 single=not batch_shape))
-        out.append((_strings(items) if dtype == dtypes.string
+        out.append((object_vector(items) if dtype == dtypes.string
                     else np.array(items, dtype=dtype.as_numpy_dtype)).reshape(shape))
     stacked = (np.stack(out) if out else
                np.zeros([0, *shape], dtype=object if dtype == dtypes.string
                         else dtype.as_numpy_dtype))
     return stacked.reshape([*batch_shape, *shape])
-
-
-def _strings(items):
-    array = np.empty(len(items), dtype=object)
-    array[:] = items
-    return array
 
 
 def _count_message(kind, count, shape, size, single):

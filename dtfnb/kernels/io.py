@@ -9,6 +9,7 @@ import glob
 
 import numpy as np
 
+from dtfnb.base.object_arrays import object_vector
 from dtfnb.kernels.handles import resource_of
 from dtfnb.kernels.registry import register_kernel
 from dtfnb.resources import readers
@@ -41,12 +42,6 @@ def _reader_handle(ctx, step):
     return resource_of(ctx, _create, _KINDS[ctx.op][0], ctx.op[:-2])
 
 
-def _strings(values):
-    out = np.empty(len(values), dtype=object)
-    out[:] = values
-    return out
-
-
 @register_kernel("ReaderReadV2", device="CPU", blocking=True)
 def _read(ctx, step, reader, queue):
     key, value = reader.read(step, queue)
@@ -56,7 +51,7 @@ def _read(ctx, step, reader, queue):
 @register_kernel("ReaderReadUpToV2", device="CPU", blocking=True)
 def _read_up_to(ctx, step, reader, queue, num_records):
     records = reader.read_up_to(step, queue, int(num_records))
-    return _strings([k for k, _ in records]), _strings([v for _, v in records])
+    return object_vector([k for k, _ in records]), object_vector([v for _, v in records])
 
 
 @register_kernel("ReaderNumRecordsProducedV2", device="CPU")

@@ -8,6 +8,7 @@ TensorFlow's. A take without a shared_name has a map of its own, which is empty.
 import numpy as np
 
 from dtfnb.base.errors import InvalidArgumentError
+from dtfnb.base.object_arrays import object_scalar, object_vector
 from dtfnb.kernels.handles import resource_of
 from dtfnb.kernels.registry import register_kernel
 from dtfnb.resources.queues import shape_string
@@ -140,25 +141,18 @@ class SparseValue:
         self.indices, self.values, self.dense_shape = indices, values, dense_shape
 
 
-def _variant(values):
-    out = np.empty(len(values), dtype=object)
-    out[:] = values
-    return out
-
-
 @register_kernel("SerializeSparse", device="CPU")
 def _serialize_sparse(ctx, step, indices, values, shape):
-    out = np.empty((), dtype=object)
-    out[()] = SparseValue(np.asarray(indices), np.asarray(values), np.asarray(shape))
-    return out
+    return object_scalar(SparseValue(np.asarray(indices), np.asarray(values),
+                                     np.asarray(shape)))
 
 
 @register_kernel("SerializeManySparse", device="CPU")
 def _serialize_many_sparse(ctx, step, indices, values, shape):
     indices, values, shape = np.asarray(indices), np.asarray(values), np.asarray(shape)
     rows = indices[:, 0] if len(indices) else np.zeros(0, np.int64)
-    return _variant([SparseValue(indices[rows == r, 1:], values[rows == r], shape[1:])
-                     for r in range(int(shape[0]))])
+    return object_vector([SparseValue(indices[rows == r, 1:], values[rows == r], shape[1:])
+                          for r in range(int(shape[0]))])
 
 
 @register_kernel("DeserializeSparse", device="CPU")

@@ -3,6 +3,7 @@
 import numpy as np
 
 from dtfnb.base.errors import InvalidArgumentError, OutOfRangeError
+from dtfnb.base.object_arrays import object_vector
 from dtfnb.kernels.math import host
 from dtfnb.kernels.registry import register_kernel
 
@@ -25,8 +26,7 @@ def _reduce_join(ctx, step, inputs, reduction_indices):
         int(np.prod([strings.shape[i] for i in kept])), -1 if strings.size else 0)
     separator = ctx.attrs.get("separator", b"")
     separator = separator.encode() if isinstance(separator, str) else separator
-    out = np.empty(len(rows), dtype=object)
-    out[:] = [separator.join(row) for row in rows]
+    out = object_vector([separator.join(row) for row in rows])
     shape = ([1 if i in reduced else n for i, n in enumerate(strings.shape)]
              if ctx.attrs.get("keep_dims", False) else [strings.shape[i] for i in kept])
     return out.reshape(shape)

@@ -5,6 +5,7 @@ import numbers
 import numpy as np
 
 from dtfnb.base import dtypes
+from dtfnb.base.object_arrays import object_vector
 from dtfnb.base.shapes import TensorShape
 from dtfnb.framework.convert import register_tensor_conversion_function
 from dtfnb.framework.registry import NotDifferentiable, define_op
@@ -54,10 +55,8 @@ def to_array(value, dtype=None):
         _check_kind(value, dtype)
     if dtype.base_dtype is dtypes.string:
         array = np.asarray(value, dtype=object)
-        flat = [v.encode() if isinstance(v, str) else v for v in array.reshape(-1)]
-        result = np.empty(len(flat), dtype=object)
-        result[:] = flat
-        return result.reshape(array.shape)
+        return object_vector([v.encode() if isinstance(v, str) else v
+                              for v in array.reshape(-1)]).reshape(array.shape)
     return np.asarray(value).astype(dtype.as_numpy_dtype)
 
 

@@ -22,17 +22,11 @@ from dtfnb.base.errors import (
     OpError,
     OutOfRangeError,
 )
+from dtfnb.base.object_arrays import object_scalar
 from dtfnb.resources.files import not_found
 from dtfnb.resources.tfrecord import RecordReader
 
 log = logging.getLogger("dtfnb.resources")
-
-
-def string_scalar(value):
-    """A 0-d object array holding `value` (bytes): a tf.string scalar."""
-    array = np.empty((), dtype=object)
-    array[()] = value
-    return array
 
 
 class TensorSlices:
@@ -412,7 +406,7 @@ class TextLines(_Files):
         for path in self.filenames:
             with self.open(path, self.compression) as file:
                 for line in file:
-                    yield (string_scalar(line.rstrip(b"\n").rstrip(b"\r")),)
+                    yield (object_scalar(line.rstrip(b"\n").rstrip(b"\r")),)
 
 
 class TFRecords(TextLines):
@@ -422,7 +416,7 @@ class TFRecords(TextLines):
             reader = RecordReader(path, self.compression)
             try:
                 for _, record in iter(reader.read, None):
-                    yield (string_scalar(record),)
+                    yield (object_scalar(record),)
             finally:
                 reader.close()
 
@@ -450,7 +444,7 @@ class FixedLengthRecords(_Files):
                     f"{len(body)} bytes, which is not an exact multiple of the record length "
                     f"({self.record} bytes).")
             for start in range(0, len(body), self.record):
-                yield (string_scalar(body[start:start + self.record]),)
+                yield (object_scalar(body[start:start + self.record]),)
 
 
 _NOT_INITIALIZED = (
