@@ -79,15 +79,15 @@ def _sparse(batch_shape, count, key, dtype, found, where):
     rows = []
     for i in range(count):
         values = found(i, key)
-        if values is not None and values[1] is not None:
-            kind, items = values
-            if _KINDS[kind][0] != dtype:
-                raise _error(f"{where(i, key)}  Data types don't match. Expected type: "
-                             f"{dtypes.c_type_name(dtype)}, Actual type: "
-                             f"{dtypes.c_type_name(_KINDS[kind][0])}")
-            rows.append(items)
-        else:
+        if values is None:
             rows.append([])
+            continue
+        kind, items = values
+        if _KINDS[kind][0] != dtype:
+            raise _error(f"{where(i, key)}  Data types don't match. Expected type: "
+                         f"{dtypes.c_type_name(dtype)}, Actual type: "
+                         f"{dtypes.c_type_name(_KINDS[kind][0])}")
+        rows.append(items)
     longest = max((len(r) for r in rows), default=0)
     positions = [(i, j) for i, row in enumerate(rows) for j in range(len(row))]
     indices = np.array(positions, dtype=np.int64).reshape(-1, 2)

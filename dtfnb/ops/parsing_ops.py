@@ -190,9 +190,9 @@ def parse_example(serialized, features, name=None, example_names=None):
         raise ValueError(f"Argument `features` cannot be None or falsy. Got {features}")
     (sparse_keys, sparse_types, dense_keys, dense_types, dense_shapes,
      defaults) = _feature_spec(features)
-    for dtype in sparse_types + dense_types:
-        check_type(dtype, _EXAMPLE_TYPES, "sparse_types" if dtype in sparse_types
-                   else "Tdense")
+    for attr, types in (("sparse_types", sparse_types), ("Tdense", dense_types)):
+        for dtype in types:
+            check_type(dtype, _EXAMPLE_TYPES, attr)
     graph = graph_of(serialized)
     with graph.as_default(), graph.name_scope(name or "ParseExample"):
         names = [] if example_names is None else example_names
