@@ -93,7 +93,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
             with _colocated(graph, op, colocate_gradients_with_ops):
                 # An output nobody used gets a zero gradient, so the op's gradient
                 # function always sees one gradient per output.
-                out_grads = [g if g is not None or not _trainable(t)
+                out_grads = [g if g is not None or not _carries_gradients(t)
                              else _create(graph, "ZerosLike", [t], t.dtype, {},
                                           name="zeros_like")
                              for t, g in zip(op.outputs, out_grads)]
@@ -144,14 +144,10 @@ def _as_x(x):
     return convert_to_tensor(x)
 
 
-def _trainable(tensor):
-    dtype = tensor.dtype.base_dtype
-    return dtype.is_floating or dtype.is_complex
-
-
 def _carries_gradients(tensor):
     """TensorFlow's IsTrainable: a gradient flows only through floats, complex numbers,
-    resources and variants (not through a Shape's integers, say)."""
+    resources and variants (not through a Shape's integers, say), and only those get a
+    zero gradient when unused."""
     dtype = tensor.dtype.base_dtype
     return dtype.is_floating or dtype.is_complex or dtype in (dtypes.resource, dtypes.variant)
 
