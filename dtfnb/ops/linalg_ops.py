@@ -186,24 +186,20 @@ def _tensordot_reshape(a, axes, flipped=False):
     """`a` transposed and reshaped to a matrix whose columns (rows if `flipped`) run over
     `axes`; its free dims (a list where a's shape is known, else a tensor) and their
     static values (None where a's rank is unknown)."""
-    if a.shape.is_fully_defined() and isinstance(axes, (list, tuple)):
-        shape_a = a.shape.as_list()
-        axes = [i if i >= 0 else i + len(shape_a) for i in axes]
-        free = [i for i in range(len(shape_a)) if i not in axes]
-        free_dims = [shape_a[i] for i in free]
-        prod_free = int(np.prod(free_dims))
-        prod_axes = int(np.prod([shape_a[i] for i in axes]))
-        perm = list(axes) + free if flipped else free + list(axes)
-        new_shape = [prod_axes, prod_free] if flipped else [prod_free, prod_axes]
-        a_trans = transpose(a, perm) if perm != list(range(len(shape_a))) else a
-        if a_trans.shape.as_list() != new_shape:
-            a_trans = array_ops.reshape(a_trans, new_shape)
-        return a_trans, free_dims, free_dims
     if a.shape.ndims is not None and isinstance(axes, (list, tuple)):
         shape_a = a.shape.as_list()
         axes = [i if i >= 0 else i + len(shape_a) for i in axes]
         free = [i for i in range(len(shape_a)) if i not in axes]
         free_dims_static = [shape_a[i] for i in free]
+        if a.shape.is_fully_defined():
+            prod_free = int(np.prod(free_dims_static))
+            prod_axes = int(np.prod([shape_a[i] for i in axes]))
+            perm = axes + free if flipped else free + axes
+            new_shape = [prod_axes, prod_free] if flipped else [prod_free, prod_axes]
+            a_trans = transpose(a, perm) if perm != list(range(len(shape_a))) else a
+            if a_trans.shape.as_list() != new_shape:
+                a_trans = array_ops.reshape(a_trans, new_shape)
+            return a_trans, free_dims_static, free_dims_static
         axes = convert_to_tensor(axes, dtype=dtypes.int32, name="axes")
         free = convert_to_tensor(free, dtype=dtypes.int32, name="free")
         shape_a = array_ops.shape(a)
