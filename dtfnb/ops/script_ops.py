@@ -5,11 +5,13 @@ As TensorFlow's: not differentiable, outputs of unknown shape, and the function 
 in the graph only by a token (base/py_funcs.py), so that another process can never
 run it."""
 
+import functools
 import weakref
 
 from dtfnb.base import dtypes, py_funcs
 from dtfnb.base.shapes import unknown_shape
 from dtfnb.framework.convert import convert_to_tensor
+from dtfnb.framework.func_graph import FuncGraph
 from dtfnb.framework.registry import NotDifferentiable, define_op
 from dtfnb.ops.building import graph_of, make_op, op_scope
 
@@ -45,8 +47,8 @@ def py_func(func, inp, Tout, stateful=True, name=None):  # noqa: N803 - TensorFl
     out_types = [dtypes.as_dtype(t) for t in (Tout if several else [Tout])]
     token = py_funcs.insert(func)
     graph = graph_of(*inp)
-    while getattr(graph, "outer_graph", None) is not None:   # a tf.data function's body
-        graph = graph.outer_graph
+    if isinstance(graph, FuncGraph):   # a tf.data function's body: the user's graph
+        graph = graph.root_graph()
     _GRAPH_FUNCS.setdefault(graph, []).append(func)
     op_type = "PyFunc" if stateful else "PyFuncStateless"
     with op_scope(op_type, name, *inp) as scope:
@@ -72,10 +74,10 @@ def numpy_function(func=None, inp=None, Tout=None, stateful=True, name=None):  #
                             "a decorator (`func=None`).")
 
         def decorator(fun):
+            @functools.wraps(fun)
             def wrapper(*args):
                 return numpy_function(fun, args, Tout, stateful=stateful, name=name)
 
-            wrapper.__name__, wrapper.__doc__ = fun.__name__, fun.__doc__
             return wrapper
 
         return decorator
