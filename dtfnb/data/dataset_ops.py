@@ -18,7 +18,10 @@ from dtfnb.framework.convert import convert_n_to_tensor, convert_to_tensor
 from dtfnb.framework.graph import get_default_graph
 from dtfnb.framework.random_seed import get_seed
 from dtfnb.framework.registry import define_op
-from dtfnb.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from dtfnb.framework.sparse_tensor import (
+    SparseTensor,
+    convert_to_tensor_or_sparse_tensor,
+)
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import array_ops, check_ops, io_ops, math_ops, sparse_ops, string_ops
 from dtfnb.ops.building import graph_of, make_op
@@ -406,9 +409,7 @@ def _components(tensors):
         raise TypeError("A Dataset cannot be an element of another Dataset")
     flat = nest.flatten(tensors)
     with graph_of(*flat).name_scope("normalize_element"):
-        flat = [SparseTensor.from_value(value) if isinstance(value, SparseTensorValue) else
-                value if isinstance(value, SparseTensor) else
-                convert_to_tensor(value, name=f"component_{i}")
+        flat = [convert_to_tensor_or_sparse_tensor(value, name=f"component_{i}")
                 for i, value in enumerate(flat)]
     return nest.pack_sequence_as(tensors, flat)
 
@@ -438,9 +439,7 @@ def _shape_leaves(types, shapes):
 
 def _to_tensors(result):
     """A function's result as tensors, its SparseTensors kept."""
-    return nest.map_structure(
-        lambda v: SparseTensor.from_value(v) if isinstance(v, SparseTensorValue) else
-        v if isinstance(v, SparseTensor) else convert_to_tensor(v), result)
+    return nest.map_structure(convert_to_tensor_or_sparse_tensor, result)
 
 
 def _function_attrs(attr, f):

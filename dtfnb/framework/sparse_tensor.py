@@ -102,6 +102,13 @@ class SparseTensor:
                 f"dense_shape={self._dense_shape})")
 
 
+def convert_to_tensor_or_sparse_tensor(value, name=None):
+    """A SparseTensor for a SparseTensor or SparseTensorValue, else `value` as a tensor."""
+    if isinstance(value, (SparseTensor, SparseTensorValue)):
+        return SparseTensor.from_value(value)
+    return convert_to_tensor(value, name=name)
+
+
 def _static_shape(dense_shape):
     """The shape `dense_shape` holds where it is a constant, or the identity of one (-1 for
     an unknown dimension), else a shape of its known rank."""

@@ -9,7 +9,10 @@ from dtfnb.base import dtypes
 from dtfnb.base.shapes import TensorShape
 from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.registry import NotDifferentiable, define_op
-from dtfnb.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from dtfnb.framework.sparse_tensor import (
+    SparseTensor,
+    convert_to_tensor_or_sparse_tensor,
+)
 from dtfnb.ops.building import make_op, op_scope
 from dtfnb.ops.shape_util import merge_shapes, shape_error
 
@@ -107,12 +110,6 @@ for _op in ("SetSize", "DenseToDenseSetOperation", "DenseToSparseSetOperation",
     NotDifferentiable(_op)
 
 
-def _tensor_or_sparse_tensor(value, name):
-    if isinstance(value, (SparseTensor, SparseTensorValue)):
-        return SparseTensor.from_value(value)
-    return convert_to_tensor(value, name=name)
-
-
 def _sparse_parts(sp):
     return [sp.indices, sp.values, sp.dense_shape]
 
@@ -133,7 +130,7 @@ def set_size(a, validate_indices=True):
     (indices in row-major order): an int32 tensor of `a`'s shape without its last
     dimension. `validate_indices=False` skips the check of `a`'s indices' order and range;
     results from unordered indices are then undefined."""
-    a = _tensor_or_sparse_tensor(a, "a")
+    a = convert_to_tensor_or_sparse_tensor(a, "a")
     if not isinstance(a, SparseTensor):
         raise TypeError(f"Expected `SparseTensor`, got {a}.")
     if a.values.dtype.base_dtype not in _VALID_DTYPES:
@@ -149,11 +146,11 @@ def set_size(a, validate_indices=True):
 def _set_operands(a, b):
     """`a` and `b` as tensors or SparseTensors of one valid dtype, swapped when only `a` is
     sparse (the ops take dense, sparse); whether they were swapped."""
-    a = _tensor_or_sparse_tensor(a, "a")
+    a = convert_to_tensor_or_sparse_tensor(a, "a")
     if a.dtype.base_dtype not in _VALID_DTYPES:
         raise TypeError(f"'a' has invalid dtype `{a.dtype}` not in supported dtypes: "
                         f"`{_VALID_DTYPES}`.")
-    b = _tensor_or_sparse_tensor(b, "b")
+    b = convert_to_tensor_or_sparse_tensor(b, "b")
     if b.dtype.base_dtype != a.dtype.base_dtype:
         raise TypeError(f"Types don't match, {a.dtype} vs {b.dtype}.")
     if isinstance(a, SparseTensor) and not isinstance(b, SparseTensor):
