@@ -14,8 +14,8 @@ from dtfnb.framework.graph import get_default_graph
 from dtfnb.framework.graph_keys import GraphKeys
 from dtfnb.ops import control_flow_ops, init_ops, math_ops, state_ops
 from dtfnb.ops.cond import cond
-from dtfnb.ops.variable_scope import get_variable, variable_scope
 from dtfnb.ops.variables import Variable, trainable_variables
+from dtfnb.train.slot_creator import create_slot
 
 _FLOATS = (dtypes.bfloat16, dtypes.float16, dtypes.float32, dtypes.float64)
 
@@ -83,13 +83,13 @@ class ExponentialMovingAverage:
                 start = cond(state_ops.is_variable_initialized(var), var.read_value,
                              lambda: var.initial_value)
             graph.add_to_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, var)
-            return _slot(graph, var, start, None, None, self._name, colocate=True)
+            return create_slot(var, start, None, None, self._name)
         if self._zero_debias:
             raise NotImplementedError("dtfnb's ExponentialMovingAverage does not debias the "
                                       "averages of tensors (zero_debias=True)")
-        return _slot(graph, var, init_ops.zeros_initializer(), var.shape,
-                     var.dtype.base_dtype, self._name,
-                     colocate=var.op.type in ("Variable", "VariableV2", "VarHandleOp"))
+        return create_slot(var, init_ops.zeros_initializer(), var.shape, var.dtype.base_dtype,
+                           self._name, colocate_with_primary=var.op.type in (
+                               "Variable", "VariableV2", "VarHandleOp"))
 
     def average(self, var):
         """The shadow variable of `var`, or None."""
@@ -117,14 +117,3 @@ class ExponentialMovingAverage:
                 name_map[v.op.name] = v
         return name_map
 
-
-def _slot(graph, primary, initializer, shape, dtype, name, colocate):
-    """The non-trainable variable `<primary>/<name>` (TensorFlow's create_slot)."""
-    with variable_scope(None, default_name=f"{primary.op.name}/{name}") as scope:
-        scope.set_partitioner(None)
-        if colocate:
-            with graph.colocate_with(primary.op):
-                return get_variable("", shape=shape, dtype=dtype, initializer=initializer,
-                                    trainable=False)
-        return get_variable("", shape=shape, dtype=dtype, initializer=initializer,
-                            trainable=False)

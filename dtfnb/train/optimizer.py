@@ -18,8 +18,8 @@ from dtfnb.framework.indexed_slices import IndexedSlices
 from dtfnb.framework.tensor import Tensor
 from dtfnb.ops import array_ops, control_flow_ops, init_ops, math_ops, state_ops, training_ops
 from dtfnb.ops.slicing_ops import unsorted_segment_sum
-from dtfnb.ops.variable_scope import get_variable, variable_scope
 from dtfnb.ops.variables import Variable
+from dtfnb.train.slot_creator import create_slot
 
 _VALID_DTYPES = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
 
@@ -62,35 +62,6 @@ def record_staleness(global_step, grads_and_vars, loss=None):
     return training_ops.record_gradient_staleness(
         global_step.value(), global_step, [v for g, v in grads_and_vars if g is not None],
         computing_task(grads_and_vars), loss=loss, name="record_staleness")
-
-
-def _create_slot(primary, initializer, shape, dtype, op_name):
-    """A non-trainable variable `<primary>/<op_name>`, colocated with `primary`; a tensor
-    `initializer` gives its value (and its shape and dtype: then `shape` and `dtype` are
-    None).
-
-    As in TensorFlow, a slot is never partitioned itself, and the slot of a part of a
-    partitioned variable is saved as the same slice of `<full name>/<slot's name
-    after the primary's>`.
-    """
-    graph = primary.graph
-    # Like TensorFlow's init_scope: a slot never depends on the surrounding control inputs.
-    with graph.as_default(), graph.control_dependencies(None), \
-            variable_scope(None, default_name=f"{primary.op.name}/{op_name}") as scope, \
-            graph.colocate_with(primary.op):
-        scope.set_partitioner(None)  # this scope's own copy: the enclosing one keeps its
-        known = initializer.shape if isinstance(initializer, Tensor) else shape
-        slot = get_variable("", shape=shape, dtype=dtype, initializer=initializer,
-                            trainable=False, validate_shape=known.is_fully_defined())
-    info = primary._get_save_slice_info()
-    rank = slot.shape.ndims
-    if info is not None and rank != 0:
-        # TensorFlow's cut, which inside a variable scope keeps more than the slot's name
-        slot_name = slot.name[len(primary.op.name) + 1:-2]
-        slot._set_save_slice_info(Variable.SaveSliceInfo(
-            f"{info.full_name}/{slot_name}", info.full_shape[:rank], info.var_offset[:rank],
-            info.var_shape[:rank]))
-    return slot
 
 
 class Optimizer:
@@ -267,7 +238,7 @@ class Optimizer:
         slots = self._slot_dict(slot_name)
         key = _var_key(var)
         if key not in slots:
-            slots[key] = _create_slot(var, initializer, shape, dtype, op_name)
+            slots[key] = create_slot(var, initializer, shape, dtype, op_name)
         return slots[key]
 
     def _create_non_slot_variable(self, initial_value, name, colocate_with):
