@@ -38,6 +38,11 @@ def _fed_placeholder(name, by_name, feeds):
     return by_name[name].op == "Placeholder" and tensor_key(name, 0) in feeds
 
 
+def _controls(node, by_name, feeds):
+    """The control inputs of `node` a run waits for: all but fed Placeholders."""
+    return [c for c in node.control_inputs if not _fed_placeholder(c, by_name, feeds)]
+
+
 def prune(by_name, feeds, fetches, targets):
     """Names of the nodes a run needs, in topological order.
 
@@ -59,8 +64,7 @@ def prune(by_name, feeds, fetches, targets):
         for src, index in node.inputs:
             if tensor_key(src, index) not in feeds:
                 stack.append(src)
-        stack.extend(c for c in node.control_inputs
-                     if not _fed_placeholder(c, by_name, feeds))
+        stack.extend(_controls(node, by_name, feeds))
     return _topological(needed, by_name, feeds)
 
 
@@ -71,7 +75,7 @@ def _topological(needed, by_name, feeds):
         # A loop's back edge (NextIteration → Merge) closes the only cycle allowed.
         deps = {s for s, i in node.inputs if tensor_key(s, i) not in feeds
                 and not (node.op in MERGES and by_name[s].op in NEXT_ITERATIONS)}
-        deps.update(c for c in node.control_inputs if not _fed_placeholder(c, by_name, feeds))
+        deps.update(_controls(node, by_name, feeds))
         pending[name] = len(deps)
         for dep in deps:
             consumers.setdefault(dep, []).append(name)
