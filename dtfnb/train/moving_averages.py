@@ -13,7 +13,6 @@ from dtfnb.framework.convert import convert_to_tensor
 from dtfnb.framework.graph import get_default_graph
 from dtfnb.framework.graph_keys import GraphKeys
 from dtfnb.ops import control_flow_ops, init_ops, math_ops, state_ops
-from dtfnb.ops.cond import cond
 from dtfnb.ops.variables import Variable, trainable_variables
 from dtfnb.train.slot_creator import create_slot
 
@@ -80,8 +79,7 @@ class ExponentialMovingAverage:
     def _shadow(self, graph, var):
         if isinstance(var, Variable):
             with graph.device(var.device):
-                start = cond(state_ops.is_variable_initialized(var), var.read_value,
-                             lambda: var.initial_value)
+                start = var.initialized_value()
             graph.add_to_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, var)
             return create_slot(var, start, None, None, self._name)
         if self._zero_debias:
