@@ -13,6 +13,7 @@ TensorFlow's.
 import numpy as np
 
 from dtfnb.base.errors import InternalError, InvalidArgumentError
+from dtfnb.base.shapes import dims_string
 from dtfnb.kernels.registry import register_kernel
 from dtfnb.kernels.sparse import check_indices
 
@@ -28,10 +29,6 @@ def _invalid(message):
     return InvalidArgumentError(None, None, message)
 
 
-def _dims(shape):
-    return f"[{','.join(str(d) for d in shape)}]"
-
-
 def _sparse_input(indices, values, shape, validate_indices):
     """A SparseTensor input's parts, checked in the order TensorFlow's set kernels check
     them; its shape as a tuple of ints."""
@@ -43,12 +40,12 @@ def _sparse_input(indices, values, shape, validate_indices):
     if len(shape) < 2:
         raise _invalid(f"Invalid rank {len(shape)}.")
     if values.ndim != 1:
-        raise _invalid(f"vals must be a vec, but got: {_dims(values.shape)}")
+        raise _invalid(f"vals must be a vec, but got: {dims_string(values.shape)}")
     if len(indices) != len(values):
         raise _invalid(f"indices and values rows (indexing dimension) must match. "
                        f"(indices = {len(indices)}, values = {len(values)})")
     if indices.ndim != 2:
-        raise _invalid(f"indices must be a matrix, but got: {_dims(indices.shape)}")
+        raise _invalid(f"indices must be a matrix, but got: {dims_string(indices.shape)}")
     if indices.shape[1] != len(shape):
         raise _invalid("Order length must be SparseTensor rank.")
     if validate_indices:
@@ -85,9 +82,10 @@ def _group_shape(shape1, shape2):
     """The leading dimensions both inputs share (TensorFlow's GroupShapeFromInputs)."""
     for shape in (shape1, shape2):
         if len(shape) < 2:
-            raise _invalid(f"Shape {_dims(shape)} has rank {len(shape)} < 2")
+            raise _invalid(f"Shape {dims_string(shape)} has rank {len(shape)} < 2")
     if tuple(shape1[:-1]) != tuple(shape2[:-1]):
-        raise _invalid(f"Mismatched shapes {_dims(shape1[:-1])} vs {_dims(shape2[:-1])}")
+        raise _invalid(f"Mismatched shapes {dims_string(shape1[:-1])} vs "
+                       f"{dims_string(shape2[:-1])}")
     return tuple(shape1[:-1])
 
 
