@@ -187,7 +187,6 @@ def _data_format(value):
     return data_format
 
 
-
 def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                         beta_initializer=_ZEROS, gamma_initializer=_ONES,
                         moving_mean_initializer=_ZEROS, moving_variance_initializer=_ONES,
