@@ -93,9 +93,7 @@ def _sparse(batch_shape, count, key, dtype, found, where):
     indices = np.array(positions, dtype=np.int64).reshape(-1, 2)
     if not batch_shape:   # one record: no row index
         indices = indices[:, 1:]
-    flat = [v for row in rows for v in row]
-    values = (object_vector(flat) if dtype == dtypes.string
-              else np.array(flat, dtype=dtype.as_numpy_dtype))
+    values = _array([v for row in rows for v in row], dtype)
     return indices, values, np.array([*batch_shape, longest], dtype=np.int64)
 
 
@@ -122,12 +120,16 @@ def _dense(batch_shape, count, key, dtype, shape, default, found, where):
         if len(items) != size:
             raise _error(f"{where(i, key)}  " + _count_message(kind, len(items), shape, size,
                                                                 single=not batch_shape))
-        out.append((object_vector(items) if dtype == dtypes.string
-                    else np.array(items, dtype=dtype.as_numpy_dtype)).reshape(shape))
-    stacked = (np.stack(out) if out else
-               np.zeros([0, *shape], dtype=object if dtype == dtypes.string
-                        else dtype.as_numpy_dtype))
+        out.append(_array(items, dtype).reshape(shape))
+    stacked = np.stack(out) if out else _array([], dtype).reshape([0, *shape])
     return stacked.reshape([*batch_shape, *shape])
+
+
+def _array(items, dtype):
+    """A feature's values as an array of `dtype` (strings: bytes objects)."""
+    if dtype == dtypes.string:
+        return object_vector(items)
+    return np.array(items, dtype=dtype.as_numpy_dtype)
 
 
 def _count_message(kind, count, shape, size, single):
